@@ -1,0 +1,49 @@
+# The two commands a fresh clone needs: `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export PYTHONPATH := $(CURDIR)
+
+.PHONY: demo test venv lint migrations-check test-sqlite test-postgres matrix bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
+	$(BIN)/python -m pip install --quiet -e ".[api,postgres]" --group dev
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: venv
+	$(BIN)/python manage.py chronica_demo --serve
+
+test: venv lint migrations-check test-sqlite test-postgres
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+migrations-check: venv
+	DJANGO_SETTINGS_MODULE=tests.settings $(BIN)/django-admin makemigrations --check --dry-run
+
+test-sqlite: venv
+	CHRONICA_TEST_DB=sqlite $(BIN)/python -m pytest
+
+test-postgres: venv
+	@if [ "$$CHRONICA_SKIP_POSTGRES" = "1" ]; then \
+		echo "SKIPPED: the PostgreSQL run (CHRONICA_SKIP_POSTGRES=1 was set on purpose)"; \
+	else \
+		CHRONICA_TEST_DB=postgres $(BIN)/python -m pytest; \
+	fi
+
+# Python 3.11 + Django 5.2 and Python 3.13 + Django 6.1 (both under pyenv).
+matrix: venv
+	$(BIN)/nox
+
+bench: venv
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .nox .test-db .pytest_cache .mypy_cache .ruff_cache *.egg-info

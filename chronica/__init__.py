@@ -1,0 +1,34 @@
+"""chronica: the shared episodic memory of AI-agent sessions, for Django.
+
+The value types, the errors and the store interfaces import without Django
+settings; ``chronica.services`` holds the rules.
+"""
+
+from .errors import (
+    ChronicaError,
+    ChronicumExists,
+    ChronicumNotFound,
+    EmptyOwnerID,
+    IdempotencyUnsupported,
+    InvalidActum,
+)
+from .interfaces import IdempotentStore, Store
+from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ActaQuery",
+    "ActorKind",
+    "Actum",
+    "ActumKind",
+    "ChronicaError",
+    "Chronicum",
+    "ChronicumExists",
+    "ChronicumNotFound",
+    "EmptyOwnerID",
+    "IdempotencyUnsupported",
+    "IdempotentStore",
+    "InvalidActum",
+    "Store",
+]

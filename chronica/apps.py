@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class ChronicaConfig(AppConfig):
+    name = "chronica"
+    verbose_name = "Chronica"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from . import checks  # noqa: F401  (registers the system checks)

@@ -1,0 +1,90 @@
+"""``settings.CHRONICA``, read on access so that ``override_settings`` works."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.module_loading import import_string
+
+from .interfaces import Store
+
+DEFAULTS: dict[str, Any] = {
+    "STORE": "chronica.stores.db.DjangoStore",
+    "STORE_OPTIONS": {},
+    "OWNER_ID": "chronica.api.owner_id_from_user",
+}
+
+
+def _resolve(name: str, value: Any) -> Callable[..., Any]:
+    """A dotted path or a callable; anything else is an ImproperlyConfigured naming the setting."""
+    if isinstance(value, str):
+        try:
+            value = import_string(value)
+        except ImportError as exc:
+            raise ImproperlyConfigured(
+                f"CHRONICA[{name!r}] = {value!r} cannot be imported: {exc}"
+            ) from exc
+    if not callable(value):
+        raise ImproperlyConfigured(f"CHRONICA[{name!r}] must be a callable or a dotted path to one")
+    return value  # type: ignore[no-any-return]
+
+
+class ChronicaSettings:
+    """One typed property per setting; each reads ``django.conf.settings`` when accessed."""
+
+    @property
+    def user_settings(self) -> Mapping[str, Any]:
+        from django.conf import settings
+
+        value = getattr(settings, "CHRONICA", None)
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            raise ImproperlyConfigured("The CHRONICA setting must be a dict")
+        return value
+
+    def _get(self, name: str) -> Any:
+        return self.user_settings.get(name, DEFAULTS[name])
+
+    @property
+    def STORE(self) -> str | Callable[..., Store]:
+        return self._get("STORE")  # type: ignore[no-any-return]
+
+    @property
+    def STORE_OPTIONS(self) -> Mapping[str, Any]:
+        options = self._get("STORE_OPTIONS")
+        if not isinstance(options, Mapping):
+            raise ImproperlyConfigured(
+                "CHRONICA['STORE_OPTIONS'] must be a dict of keyword arguments"
+            )
+        return options
+
+    @property
+    def OWNER_ID(self) -> str | Callable[[Any], str]:
+        return self._get("OWNER_ID")  # type: ignore[no-any-return]
+
+    def build_store(self) -> Store:
+        """Call ``CHRONICA['STORE']`` with ``CHRONICA['STORE_OPTIONS']``."""
+        factory = _resolve("STORE", self.STORE)
+        options = dict(self.STORE_OPTIONS)
+        try:
+            store = factory(**options)
+        except TypeError as exc:
+            raise ImproperlyConfigured(
+                f"CHRONICA['STORE'] does not accept CHRONICA['STORE_OPTIONS'] {options!r}: {exc}"
+            ) from exc
+        if not isinstance(store, Store):
+            raise ImproperlyConfigured(
+                f"CHRONICA['STORE'] built {type(store).__name__}, which lacks the Store methods"
+                " create, record, acta and get"
+            )
+        return store
+
+    def owner_id_function(self) -> Callable[[Any], str]:
+        """``CHRONICA['OWNER_ID']``: the callable that turns ``request.user`` into an owner."""
+        return _resolve("OWNER_ID", self.OWNER_ID)
+
+
+chronica_settings = ChronicaSettings()

@@ -1,0 +1,36 @@
+"""The errors chronica names. Match them with ``except``; every other error passes through."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ChronicaError",
+    "ChronicumExists",
+    "ChronicumNotFound",
+    "EmptyOwnerID",
+    "IdempotencyUnsupported",
+    "InvalidActum",
+]
+
+
+class ChronicaError(Exception):
+    """Root of every error chronica raises itself. Never raised on its own."""
+
+
+class ChronicumNotFound(ChronicaError, LookupError):
+    """The chronicum does not exist, or it belongs to another owner (the two look the same)."""
+
+
+class ChronicumExists(ChronicaError):
+    """``Store.create`` was given an ID that is already taken."""
+
+
+class InvalidActum(ChronicaError, ValueError):
+    """``record_actum`` refused the actum; the message says what is wrong. Nothing was written."""
+
+
+class EmptyOwnerID(ChronicaError, ValueError):
+    """A call named no owner."""
+
+
+class IdempotencyUnsupported(ChronicaError):
+    """An idempotency key was given to a store that is not an ``IdempotentStore``."""

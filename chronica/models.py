@@ -1,0 +1,67 @@
+"""The tables of the Django store: ``chronica`` and ``acta``, with the seed's column names.
+
+Only ``chronica.stores.db`` and the admin use these models; everything else
+works with the value types of ``chronica``.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from .values import ActorKind, ActumKind
+
+
+class Chronicum(models.Model):
+    """One session, owned by one owner from its first actum."""
+
+    id = models.CharField(primary_key=True, max_length=255)
+    owner_id = models.CharField(max_length=255, db_index=True)
+    started_at = models.DateTimeField()
+    last_activity_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        db_table = "chronica"
+        verbose_name = "chronicum"
+        verbose_name_plural = "chronica"
+        ordering = ["-last_activity_at"]
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class Actum(models.Model):
+    """One thing that happened in a chronicum. ``seq`` is the only ordering key."""
+
+    seq = models.BigAutoField(primary_key=True)
+    id = models.CharField(max_length=255)
+    chronicum = models.ForeignKey(
+        Chronicum,
+        on_delete=models.CASCADE,
+        related_name="acta",
+        db_column="chronicum_id",
+        db_index=False,  # covered by the (chronicum_id, seq) index
+    )
+    kind = models.CharField(max_length=16, choices=[(k.value, k.value) for k in ActumKind])
+    actor_kind = models.CharField(max_length=16, choices=[(k.value, k.value) for k in ActorKind])
+    actor = models.CharField(max_length=255)
+    content = models.TextField(blank=True)
+    at = models.DateTimeField()
+    # NULL, not "": the unique constraint must ignore acta recorded without a key.
+    idempotency_key = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+
+    class Meta:
+        db_table = "acta"
+        verbose_name = "actum"
+        verbose_name_plural = "acta"
+        ordering = ["seq"]
+        indexes = [models.Index(fields=["chronicum", "seq"], name="acta_chronicum_seq")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["chronicum", "idempotency_key"],
+                condition=models.Q(idempotency_key__isnull=False),
+                name="acta_chronicum_idempotency_key",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} by {self.actor}"

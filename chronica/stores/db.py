@@ -1,0 +1,246 @@
+"""``DjangoStore``: chronica on any Django database (PostgreSQL and SQLite are tested).
+
+Reads are one SQL statement on every database. On PostgreSQL a write is one
+statement too (insert the actum and bump the chronicum together); other
+databases take the ORM path inside a transaction that starts with a write, so
+SQLite writers queue on the busy timeout instead of failing with "database is
+locked". Values are always passed as parameters, never formatted into SQL.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from typing import Any
+
+from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, router, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import F
+from django.utils.dateparse import parse_datetime
+
+from .. import models
+from ..errors import ChronicumExists, ChronicumNotFound
+from ..values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum
+
+__all__ = ["DjangoStore"]
+
+_KINDS = {k.value: k for k in ActumKind}
+_ACTOR_KINDS = {k.value: k for k in ActorKind}
+
+_PG_RECORD = """
+WITH ins AS (
+    INSERT INTO acta (id, chronicum_id, kind, actor_kind, actor, content, at, idempotency_key)
+    SELECT %s, c.id, %s, %s, %s, %s, clock_timestamp(), %s FROM chronica c WHERE c.id = %s
+    {on_conflict}
+    RETURNING chronicum_id, at
+), upd AS (
+    UPDATE chronica SET last_activity_at = GREATEST(chronica.last_activity_at, ins.at)
+    FROM ins WHERE chronica.id = ins.chronicum_id
+)
+SELECT at FROM ins
+"""
+_PG_RECORD_PLAIN = _PG_RECORD.format(on_conflict="")
+_PG_RECORD_ONCE = _PG_RECORD.format(
+    on_conflict="ON CONFLICT (chronicum_id, idempotency_key)"
+    " WHERE idempotency_key IS NOT NULL DO NOTHING"
+)
+_PG_CREATE = (
+    "INSERT INTO chronica (id, owner_id, started_at, last_activity_at)"
+    " VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
+)
+_GET = "SELECT owner_id, started_at, last_activity_at FROM chronica WHERE id = %s"
+_BY_KEY = (
+    "SELECT id, kind, actor_kind, actor, content, at FROM acta"
+    " WHERE chronicum_id = %s AND idempotency_key = %s"
+)
+
+
+def _utc(value: Any) -> dt.datetime:
+    # PostgreSQL hands back aware datetimes; SQLite a string; MySQL a naive UTC datetime.
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)  # type: ignore[no-any-return]
+    return value.astimezone(dt.UTC)  # type: ignore[no-any-return]
+
+
+def _actum(chronicum_id: str, row: tuple[Any, ...]) -> Actum:
+    return Actum(
+        chronicum_id=chronicum_id,
+        id=row[0],
+        kind=_KINDS[row[1]],
+        actor_kind=_ACTOR_KINDS[row[2]],
+        actor=row[3],
+        content=row[4],
+        at=_utc(row[5]),
+    )
+
+
+def _window_sql(chronicum_id: str, query: ActaQuery) -> tuple[str, list[Any]]:
+    """The context window in one statement: one row of NULLs for a chronicum with no
+    matching acta, no row at all for a missing chronicum."""
+    where, params = ["chronicum_id = %s"], list[Any]([chronicum_id])
+    for column, values in (("kind", query.kinds), ("actor_kind", query.actor_kinds)):
+        if values:
+            where.append(f"{column} IN ({', '.join(['%s'] * len(values))})")
+            params.extend(sorted(v.value for v in values))
+    limit = ""
+    if query.last_n > 0:
+        limit = " LIMIT %s"
+        params.append(query.last_n)
+    sql = (
+        "SELECT w.id, w.kind, w.actor_kind, w.actor, w.content, w.at FROM chronica c"
+        " LEFT JOIN (SELECT seq, id, kind, actor_kind, actor, content, at FROM acta"
+        f" WHERE {' AND '.join(where)} ORDER BY seq DESC{limit}) w ON 1 = 1"
+        " WHERE c.id = %s ORDER BY w.seq"
+    )
+    params.append(chronicum_id)
+    return sql, params
+
+
+class DjangoStore:
+    """An ``IdempotentStore`` on the Django database ``using`` (by default the
+    database the routers choose for writing chronica)."""
+
+    def __init__(self, using: str | None = None) -> None:
+        self.using = using
+
+    def __repr__(self) -> str:
+        return f"<DjangoStore using={self.using!r}>"
+
+    @property
+    def alias(self) -> str:
+        return self.using or router.db_for_write(models.Chronicum) or DEFAULT_DB_ALIAS
+
+    def _connection(self) -> BaseDatabaseWrapper:
+        connection = connections[self.alias]
+        # A worker outside the request cycle never gets Django's clean-up of a
+        # broken connection: drop it here so that the next call reconnects.
+        if (
+            connection.errors_occurred
+            and connection.connection is not None
+            and not connection.in_atomic_block
+        ):
+            if connection.is_usable():
+                connection.errors_occurred = False
+            else:
+                connection.close()
+        return connection
+
+    # -- Store ----------------------------------------------------------------
+
+    def create(self, chronicum: Chronicum) -> None:
+        connection = self._connection()
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    _PG_CREATE,
+                    [
+                        chronicum.id,
+                        chronicum.owner_id,
+                        chronicum.started_at,
+                        chronicum.last_activity_at,
+                    ],
+                )
+                if cursor.rowcount == 0:
+                    raise ChronicumExists(chronicum.id)
+            return
+        try:
+            with transaction.atomic(using=connection.alias):
+                models.Chronicum.objects.using(connection.alias).create(
+                    id=chronicum.id,
+                    owner_id=chronicum.owner_id,
+                    started_at=chronicum.started_at,
+                    last_activity_at=chronicum.last_activity_at,
+                )
+        except IntegrityError:
+            if models.Chronicum.objects.using(connection.alias).filter(pk=chronicum.id).exists():
+                raise ChronicumExists(chronicum.id) from None
+            raise
+
+    def get(self, chronicum_id: str) -> Chronicum:
+        with self._connection().cursor() as cursor:
+            cursor.execute(_GET, [chronicum_id])
+            row = cursor.fetchone()
+        if row is None:
+            raise ChronicumNotFound(chronicum_id)
+        return Chronicum(chronicum_id, row[0], _utc(row[1]), _utc(row[2]))
+
+    def record(self, actum: Actum) -> Actum:
+        return self._record(actum, None)
+
+    def record_idempotent(self, actum: Actum, key: str) -> Actum:
+        return self._record(actum, key)
+
+    def acta(self, chronicum_id: str, query: ActaQuery) -> list[Actum]:
+        sql, params = _window_sql(chronicum_id, query)
+        with self._connection().cursor() as cursor:
+            cursor.execute(sql, params)
+            rows = cursor.fetchall()
+        if not rows:
+            raise ChronicumNotFound(chronicum_id)
+        if rows[0][0] is None:
+            return []
+        return [_actum(chronicum_id, row) for row in rows]
+
+    # -- writing ----------------------------------------------------------------
+
+    def _record(self, actum: Actum, key: str | None) -> Actum:
+        connection = self._connection()
+        if connection.vendor == "postgresql":
+            return self._record_postgres(connection, actum, key)
+        return self._record_orm(connection, actum, key)
+
+    @staticmethod
+    def _record_postgres(connection: BaseDatabaseWrapper, actum: Actum, key: str | None) -> Actum:
+        sql = _PG_RECORD_PLAIN if key is None else _PG_RECORD_ONCE
+        params = [
+            actum.id,
+            actum.kind.value,
+            actum.actor_kind.value,
+            actum.actor,
+            actum.content,
+            key,
+            actum.chronicum_id,
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+            if row is not None:
+                return dataclasses.replace(actum, at=_utc(row[0]))
+            if key is not None:
+                # Nothing inserted: the key was used before (it wins), or no chronicum.
+                cursor.execute(_BY_KEY, [actum.chronicum_id, key])
+                stored = cursor.fetchone()
+                if stored is not None:
+                    return _actum(actum.chronicum_id, stored)
+        raise ChronicumNotFound(actum.chronicum_id)
+
+    @staticmethod
+    def _record_orm(connection: BaseDatabaseWrapper, actum: Actum, key: str | None) -> Actum:
+        using = connection.alias
+        chronica = models.Chronicum.objects.using(using).filter(pk=actum.chronicum_id)
+        with transaction.atomic(using=using):
+            # Write first: the transaction takes the write lock before it reads,
+            # so concurrent SQLite writers wait instead of deadlocking.
+            if not chronica.update(last_activity_at=F("last_activity_at")):
+                raise ChronicumNotFound(actum.chronicum_id)
+            if key is not None:
+                with connection.cursor() as cursor:
+                    cursor.execute(_BY_KEY, [actum.chronicum_id, key])
+                    stored = cursor.fetchone()
+                if stored is not None:
+                    return _actum(actum.chronicum_id, stored)
+            at = dt.datetime.now(dt.UTC)
+            models.Actum.objects.using(using).create(
+                id=actum.id,
+                chronicum_id=actum.chronicum_id,
+                kind=actum.kind.value,
+                actor_kind=actum.actor_kind.value,
+                actor=actum.actor,
+                content=actum.content,
+                at=at,
+                idempotency_key=key,
+            )
+            chronica.update(last_activity_at=at)
+        return dataclasses.replace(actum, at=at)

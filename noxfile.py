@@ -1,0 +1,62 @@
+"""The version matrix: ``make matrix`` (CI runs it after ``make test``).
+
+Python 3.11 with Django 5.2 LTS and Python 3.13 with Django 6.1, both installed
+under pyenv; the whole suite on SQLite and PostgreSQL, deprecation warnings as errors.
+"""
+
+import os
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.download_python = "never"
+nox.options.error_on_missing_interpreters = True
+
+MATRIX = [("3.11", "5.2"), ("3.13", "6.1")]
+
+
+def _interpreter(version: str) -> str:
+    root = os.path.expanduser("~/.pyenv/versions")
+    if os.path.isdir(root):
+        for name in sorted(os.listdir(root), reverse=True):
+            if name.startswith(version + "."):
+                return os.path.join(root, name, "bin", f"python{version}")
+    return version
+
+
+@nox.session
+@nox.parametrize(
+    "python,django",
+    [(_interpreter(p), d) for p, d in MATRIX],
+    ids=[f"py{p}-django{d}" for p, d in MATRIX],
+)
+def tests(session: nox.Session, django: str) -> None:
+    session.install("--upgrade", "pip>=25.1")
+    session.install("-e", ".[api,postgres]", "--group", "test", f"django~={django}.0")
+    env = {"PYTHONPATH": os.getcwd(), "PYTHONWARNINGS": "error::DeprecationWarning"}
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        env={
+            **env,
+            "CHRONICA_TEST_DB": "sqlite",
+            "CHRONICA_TEST_SQLITE": f"{session.virtualenv.location}/test.sqlite3",
+        },
+    )
+    if os.environ.get("CHRONICA_SKIP_POSTGRES") == "1":
+        session.log("SKIPPED: the PostgreSQL run (CHRONICA_SKIP_POSTGRES=1 was set on purpose)")
+        return
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        env={**env, "CHRONICA_TEST_DB": "postgres"},
+    )

@@ -1,0 +1,89 @@
+"""Settings for chronica's own tests. ``CHRONICA_TEST_DB`` picks the database:
+``sqlite`` (default, a file so that threads share it) or ``postgres``
+(``CHRONICA_TEST_PG_URL``, default ``postgres://postgres@127.0.0.1:5432/postgres``)."""
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+SECRET_KEY = "chronica-tests-only"
+DEBUG = False
+USE_TZ = True
+TIME_ZONE = "UTC"
+ALLOWED_HOSTS = ["*"]
+
+TEST_DB = os.environ.get("CHRONICA_TEST_DB", "sqlite")
+PG_URL = os.environ.get("CHRONICA_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+
+
+def postgres_database(url: str) -> dict[str, object]:
+    parts = urlsplit(url)
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": unquote(parts.path.lstrip("/")) or "postgres",
+        "USER": unquote(parts.username or "postgres"),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": parts.hostname or "127.0.0.1",
+        "PORT": str(parts.port or 5432),
+        "TEST": {"NAME": os.environ.get("CHRONICA_TEST_PG_DBNAME", "test_chronica")},
+    }
+
+
+if TEST_DB == "postgres":
+    DATABASES = {"default": postgres_database(PG_URL)}
+elif TEST_DB == "sqlite":
+    sqlite_file = os.environ.get(
+        "CHRONICA_TEST_SQLITE", str(BASE_DIR / ".test-db" / "chronica-test.sqlite3")
+    )
+    Path(sqlite_file).parent.mkdir(parents=True, exist_ok=True)
+    DATABASES = {
+        "default": {
+            # Django's default SQLite options on purpose: chronica must not need
+            # a special transaction_mode or journal mode to queue its writers.
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": sqlite_file,
+            "TEST": {"NAME": sqlite_file},
+        }
+    }
+else:
+    raise RuntimeError(f"CHRONICA_TEST_DB={TEST_DB!r}: use 'sqlite' or 'postgres'")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "chronica",
+]
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+]
+ROOT_URLCONF = "tests.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+STATIC_URL = "/static/"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+REST_FRAMEWORK = {"DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema"}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
