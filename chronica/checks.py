@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import CheckMessage, Error, Tags, register
+from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
 from .conf import DEFAULTS, _resolve
@@ -14,12 +14,20 @@ from .conf import DEFAULTS, _resolve
 
 @register(Tags.compatibility)
 def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    errors: list[CheckMessage] = []
+    if not settings.USE_TZ:
+        errors.append(
+            Warning(
+                "chronica keeps aware UTC datetimes and expects USE_TZ = True.",
+                hint="Set USE_TZ = True (Django's default since 5.0).",
+                id="chronica.W001",
+            )
+        )
     value = getattr(settings, "CHRONICA", None)
     if value is None:
-        return []
+        return errors
     if not isinstance(value, Mapping):
-        return [Error("The CHRONICA setting must be a dict.", id="chronica.E001")]
-    errors: list[CheckMessage] = []
+        return [*errors, Error("The CHRONICA setting must be a dict.", id="chronica.E001")]
     unknown = sorted(set(value) - set(DEFAULTS))
     if unknown:
         errors.append(
