@@ -29,6 +29,7 @@ migrations-check: venv
 	DJANGO_SETTINGS_MODULE=tests.settings $(BIN)/django-admin makemigrations --check --dry-run
 
 test-sqlite: venv
+	bash scripts/ensure-chromium.sh
 	CHRONICA_TEST_DB=sqlite $(BIN)/python -m pytest
 
 test-postgres: venv
