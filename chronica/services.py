@@ -22,17 +22,19 @@ from django.core.signals import setting_changed
 from .errors import ChronicumExists, ChronicumNotFound, IdempotencyUnsupported
 from .interfaces import IdempotentStore, Store
 from .validation import build_query, check_actum, check_owner, normalize_key, storable
-from .values import ActorKind, Actum, ActumKind, Chronicum
+from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum
 
 __all__ = [
     "Chronicarius",
     "aget_acta",
     "aget_chronicum",
     "arecord_actum",
+    "arecord_actum_replayed",
     "get_acta",
     "get_chronicarius",
     "get_chronicum",
     "record_actum",
+    "record_actum_replayed",
 ]
 
 Kinds = Iterable[ActumKind | str] | ActumKind | str | None
@@ -61,6 +63,15 @@ class Chronicarius:
         self.store = store
         self.id_factory = id_factory or new_id
         self._idempotent = isinstance(store, IdempotentStore)
+        # Optional shortcuts (DjangoStore has them): the owner's check and the write or
+        # read in one statement. They answer None where the long way would find no
+        # chronicum of this owner, and then the long way decides.
+        self._record_if_owner: Callable[[str, Actum, str | None], Actum | None] | None = getattr(
+            store, "record_if_owner", None
+        )
+        self._acta_if_owner: Callable[[str, str, ActaQuery], list[Actum] | None] | None = getattr(
+            store, "acta_if_owner", None
+        )
 
     def __repr__(self) -> str:
         return f"<Chronicarius store={self.store!r}>"
@@ -77,6 +88,20 @@ class Chronicarius:
         returns the stored actum. With an ``idempotency_key`` already used in that
         chronicum, returns the actum stored the first time and writes nothing.
         """
+        stored, _replayed = self.record_actum_replayed(
+            owner_id, actum, idempotency_key=idempotency_key
+        )
+        return stored
+
+    def record_actum_replayed(
+        self, owner_id: str, actum: Actum, *, idempotency_key: str | None = None
+    ) -> tuple[Actum, bool]:
+        """:meth:`record_actum`, and whether the stored actum is a replay.
+
+        A replay is the actum an earlier call with the same idempotency key stored,
+        returned now with nothing written (the HTTP API answers it with 200, not
+        201). Told apart by its ID, so ``id_factory`` must not repeat IDs.
+        """
         check_owner(owner_id)
         key = normalize_key(idempotency_key)
         check_actum(owner_id, actum, key)
@@ -84,12 +109,18 @@ class Chronicarius:
             raise IdempotencyUnsupported(
                 f"{type(self.store).__name__} does not implement IdempotentStore"
             )
+        new_id = self.id_factory()
+        to_store = dataclasses.replace(actum, id=new_id, at=None)
+        if self._record_if_owner is not None:
+            # check_actum has made owner_id and chronicum_id storable strings.
+            stored = self._record_if_owner(owner_id, to_store, key)
+            if stored is not None:
+                return stored, stored.id != new_id
         self._own(owner_id, actum.chronicum_id, create=True)
-        to_store = dataclasses.replace(actum, id=self.id_factory(), at=None)
         if key is None:
-            return self.store.record(to_store)
-        stored: Actum = self.store.record_idempotent(to_store, key)  # type: ignore[attr-defined]
-        return stored
+            return self.store.record(to_store), False
+        stored = self.store.record_idempotent(to_store, key)  # type: ignore[attr-defined]
+        return stored, stored.id != new_id
 
     def get_acta(
         self,
@@ -104,6 +135,12 @@ class Chronicarius:
         ``last_n`` (``<= 0`` = all), oldest first in write order."""
         check_owner(owner_id)
         query = build_query(kinds, actor_kinds, last_n)
+        if self._acta_if_owner is not None:
+            self._check_ids(owner_id, chronicum_id)
+            acta = self._acta_if_owner(owner_id, chronicum_id, query)
+            if acta is None:
+                raise ChronicumNotFound(chronicum_id)
+            return acta
         self._own(owner_id, chronicum_id)
         return self.store.acta(chronicum_id, query)
 
@@ -119,6 +156,14 @@ class Chronicarius:
     ) -> Actum:
         """Async twin of :meth:`record_actum`."""
         return await sync_to_async(self.record_actum)(
+            owner_id, actum, idempotency_key=idempotency_key
+        )
+
+    async def arecord_actum_replayed(
+        self, owner_id: str, actum: Actum, *, idempotency_key: str | None = None
+    ) -> tuple[Actum, bool]:
+        """Async twin of :meth:`record_actum_replayed`."""
+        return await sync_to_async(self.record_actum_replayed)(
             owner_id, actum, idempotency_key=idempotency_key
         )
 
@@ -142,13 +187,17 @@ class Chronicarius:
 
     # -- ownership -------------------------------------------------------
 
-    def _own(self, owner_id: str, chronicum_id: str, *, create: bool = False) -> Chronicum:
-        """Rule 4 (and 5 when ``create``): the chronicum, if it is ``owner_id``'s."""
+    @staticmethod
+    def _check_ids(owner_id: str, chronicum_id: str) -> None:
         _check_id("owner_id", owner_id)
         _check_id("chronicum_id", chronicum_id)
         if not (storable(owner_id) and storable(chronicum_id)):
             # No store can hold such an ID, so no such chronicum exists.
             raise ChronicumNotFound(chronicum_id)
+
+    def _own(self, owner_id: str, chronicum_id: str, *, create: bool = False) -> Chronicum:
+        """Rule 4 (and 5 when ``create``): the chronicum, if it is ``owner_id``'s."""
+        self._check_ids(owner_id, chronicum_id)
         try:
             chronicum = self.store.get(chronicum_id)
         except ChronicumNotFound:
@@ -207,6 +256,15 @@ def record_actum(owner_id: str, actum: Actum, *, idempotency_key: str | None = N
     return get_chronicarius().record_actum(owner_id, actum, idempotency_key=idempotency_key)
 
 
+def record_actum_replayed(
+    owner_id: str, actum: Actum, *, idempotency_key: str | None = None
+) -> tuple[Actum, bool]:
+    """:meth:`Chronicarius.record_actum_replayed` on the configured store."""
+    return get_chronicarius().record_actum_replayed(
+        owner_id, actum, idempotency_key=idempotency_key
+    )
+
+
 def get_acta(
     owner_id: str,
     chronicum_id: str,
@@ -231,6 +289,15 @@ async def arecord_actum(
 ) -> Actum:
     """Async twin of :func:`record_actum`."""
     return await sync_to_async(record_actum)(owner_id, actum, idempotency_key=idempotency_key)
+
+
+async def arecord_actum_replayed(
+    owner_id: str, actum: Actum, *, idempotency_key: str | None = None
+) -> tuple[Actum, bool]:
+    """Async twin of :func:`record_actum_replayed`."""
+    return await sync_to_async(record_actum_replayed)(
+        owner_id, actum, idempotency_key=idempotency_key
+    )
 
 
 async def aget_acta(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, TypeVar
@@ -14,6 +15,10 @@ MAX_LENGTH = 255
 
 _E = TypeVar("_E", bound=StrEnum)
 
+# A lone surrogate (JSON can carry one as "\ud800") is a Python str no database
+# driver can encode: refuse it here instead of half-writing and failing in the driver.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 
 def check_owner(owner_id: object) -> None:
     """Rule 1: every call names an owner."""
@@ -22,8 +27,14 @@ def check_owner(owner_id: object) -> None:
 
 
 def storable(value: object) -> bool:
-    """Whether ``value`` can be an ID any store keeps: a string, not too long, no NUL."""
-    return isinstance(value, str) and len(value) <= MAX_LENGTH and "\x00" not in value
+    """Whether ``value`` can be an ID any store keeps: a string, not too long, no NUL,
+    no lone surrogate."""
+    return (
+        isinstance(value, str)
+        and len(value) <= MAX_LENGTH
+        and "\x00" not in value
+        and not _SURROGATE.search(value)
+    )
 
 
 def _check_text(name: str, value: object, *, limit: int | None = MAX_LENGTH) -> None:
@@ -31,6 +42,8 @@ def _check_text(name: str, value: object, *, limit: int | None = MAX_LENGTH) -> 
         raise InvalidActum(f"{name} must be a string, not {type(value).__name__}")
     if "\x00" in value:
         raise InvalidActum(f"{name} contains a NUL character")
+    if _SURROGATE.search(value):
+        raise InvalidActum(f"{name} contains a lone surrogate, which is not valid Unicode text")
     if limit is not None and len(value) > limit:
         raise InvalidActum(f"{name} is longer than {limit} characters")
 

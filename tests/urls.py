@@ -1,6 +1,9 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/", include("chronica.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
 ]

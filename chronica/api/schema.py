@@ -1,0 +1,91 @@
+"""The OpenAPI description of each call (drf-spectacular ``extend_schema`` arguments)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+
+from ..validation import MAX_LENGTH
+from ..values import ActorKind, ActumKind
+from .serializers import ActumSerializer, ActumWriteSerializer, ChronicumSerializer, ErrorSerializer
+
+_ERROR = ErrorSerializer
+_NOT_SIGNED_IN = OpenApiResponse(
+    _ERROR, description="Not signed in (as DRF's authentication decides)."
+)
+_NOT_FOUND = OpenApiResponse(
+    _ERROR, description="No such chronicum, or not the caller's: the same body in both cases."
+)
+_INVALID = OpenApiResponse(_ERROR, description="What is wrong with the request.")
+_COMMON: dict[int, Any] = {401: _NOT_SIGNED_IN, 403: _NOT_SIGNED_IN, 404: _NOT_FOUND}
+
+# The URL converter stops at "/", so an ID with one cannot be named here.
+CHRONICUM_ID = OpenApiParameter(
+    "chronicum_id", str, OpenApiParameter.PATH, required=True, pattern="^[^/]+$"
+)
+
+
+def _kinds(name: str, values: list[str]) -> OpenApiParameter:
+    one = "|".join(values)
+    return OpenApiParameter(
+        name,
+        {"type": "array", "items": {"type": "string", "pattern": f"^({one})(,({one}))*$"}},
+        explode=True,
+        description=f"Keep only these {name} values ({', '.join(values)}); repeat the"
+        " parameter, separate them by commas, or both. Absent: no filter.",
+    )
+
+
+GET_CHRONICUM: dict[str, Any] = {
+    "operation_id": "chronica_chronicum_retrieve",
+    "summary": "A chronicum of the caller's",
+    "parameters": [CHRONICUM_ID],
+    "responses": {200: ChronicumSerializer, **_COMMON},
+}
+
+GET_ACTA: dict[str, Any] = {
+    "operation_id": "chronica_acta_list",
+    "summary": "The context window: filtered, then the last N, oldest first",
+    "parameters": [
+        CHRONICUM_ID,
+        _kinds("kind", [k.value for k in ActumKind]),
+        _kinds("actor_kind", [k.value for k in ActorKind]),
+        OpenApiParameter(
+            "last_n",
+            {"type": "integer", "format": "int64", "minimum": -(2**63), "maximum": 2**63 - 1},
+            description="After filtering, keep the last N acta. Absent or <= 0: all.",
+        ),
+    ],
+    "responses": {200: ActumSerializer(many=True), 400: _INVALID, **_COMMON},
+}
+
+POST_ACTUM: dict[str, Any] = {
+    "operation_id": "chronica_acta_create",
+    "summary": "Record an actum (creates the chronicum on its first actum)",
+    "parameters": [
+        CHRONICUM_ID,
+        OpenApiParameter(
+            "Idempotency-Key",
+            {"type": "string", "maxLength": MAX_LENGTH},
+            OpenApiParameter.HEADER,
+            description="A retry with a key already used in this chronicum returns the actum"
+            " stored the first time (200) and writes nothing.",
+        ),
+        OpenApiParameter(
+            "Idempotent-Replayed",
+            {"type": "string", "enum": ["true"]},
+            OpenApiParameter.HEADER,
+            description="Set on a replay.",
+            response=[200],
+        ),
+    ],
+    "request": ActumWriteSerializer,
+    "responses": {
+        201: OpenApiResponse(ActumSerializer, description="Recorded."),
+        200: OpenApiResponse(ActumSerializer, description="A replay: the first actum."),
+        400: _INVALID,
+        **_COMMON,
+        501: OpenApiResponse(_ERROR, description="Idempotency-Key given; the store cannot."),
+    },
+}

@@ -1,0 +1,83 @@
+"""How chronica's values look on the wire.
+
+The output serializers render the frozen value types. ``ActumWriteSerializer``
+describes the body of a write for the OpenAPI schema only: the values in it are
+judged by ``chronica.services``, so that the API refuses exactly what the
+library refuses, with the library's own message.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
+from rest_framework import serializers
+
+from ..validation import MAX_LENGTH
+from ..values import ActorKind, ActumKind
+
+__all__ = [
+    "ActumSerializer",
+    "ActumWriteSerializer",
+    "ChronicumSerializer",
+    "ErrorSerializer",
+]
+
+_KINDS = [kind.value for kind in ActumKind]
+_ACTOR_KINDS = [kind.value for kind in ActorKind]
+
+
+# Named after the Python types: the "KindEnum" drf-spectacular would name after
+# the field could collide with the host project's own fields named "kind".
+@extend_schema_field({"type": "string", "enum": _KINDS}, component_name="ActumKind")
+class KindField(serializers.ChoiceField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=_KINDS, **kwargs)
+
+
+@extend_schema_field({"type": "string", "enum": _ACTOR_KINDS}, component_name="ActorKind")
+class ActorKindField(serializers.ChoiceField):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=_ACTOR_KINDS, **kwargs)
+
+
+class ChronicumSerializer(serializers.Serializer[Any]):
+    """A :class:`chronica.Chronicum`."""
+
+    id = serializers.CharField(read_only=True)
+    owner_id = serializers.CharField(read_only=True)
+    started_at = serializers.DateTimeField(read_only=True)
+    last_activity_at = serializers.DateTimeField(read_only=True)
+
+
+class ActumSerializer(serializers.Serializer[Any]):
+    """A stored :class:`chronica.Actum`."""
+
+    id = serializers.CharField(read_only=True)
+    chronicum_id = serializers.CharField(read_only=True)
+    kind = KindField(read_only=True)
+    actor_kind = ActorKindField(read_only=True)
+    actor = serializers.CharField(read_only=True)
+    content = serializers.CharField(read_only=True)
+    at = serializers.DateTimeField(read_only=True)
+
+
+class ActumWriteSerializer(serializers.Serializer[Any]):
+    """The body of ``POST chronica/<id>/acta/`` (schema only, see the module docstring)."""
+
+    kind = KindField()
+    actor_kind = ActorKindField()
+    actor = serializers.CharField(max_length=MAX_LENGTH)
+    content = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text="Required for a message or a thought; may be empty for a tool request or"
+        " response.",
+    )
+
+
+@extend_schema_serializer(component_name="ChronicaError")
+class ErrorSerializer(serializers.Serializer[Any]):
+    """Every error answer: ``{"detail": "<what is wrong>"}``."""
+
+    detail = serializers.CharField(read_only=True)
