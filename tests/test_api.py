@@ -493,3 +493,19 @@ class TestRecordActumReplayed:
                 "ardian", changed, idempotency_key="k"
             )
             assert replayed
+
+
+@pytest.mark.django_db
+@override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=1024 * 1024)
+def test_a_body_over_the_upload_limit_is_a_json_400_and_writes_nothing():
+    from django.contrib.auth.models import User
+
+    from chronica import models
+
+    client = APIClient()
+    client.force_login(User.objects.create_user("ardian"))
+    body = {"kind": "message", "actor_kind": "human", "actor": "ardian", "content": "x" * 2**21}
+    response = client.post("/api/chronica/dinner-friday/acta/", body, format="json")
+    assert response.status_code == 400
+    assert response.json() == {"detail": "the request body is larger than 1048576 bytes"}
+    assert not models.Chronicum.objects.exists()

@@ -12,6 +12,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.authentication import BaseAuthentication
@@ -114,6 +116,13 @@ class ChronicaAPIView(APIView):
     """
 
     parser_classes = [StrictJSONParser]
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, RequestDataTooBig):
+            # Django would answer an HTML page; an API client gets the JSON it expects.
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            exc = BadRequest(f"the request body is larger than {limit} bytes")
+        return super().handle_exception(exc)
 
     def get_authenticators(self) -> list[BaseAuthentication]:
         classes = cast(
