@@ -14,10 +14,10 @@ from .values import ActorKind, ActumKind
 class Chronicum(models.Model):
     """One session, owned by one owner from its first actum."""
 
-    id = models.CharField(primary_key=True, max_length=255)
-    owner_id = models.CharField(max_length=255, db_index=True)
-    started_at = models.DateTimeField()
-    last_activity_at = models.DateTimeField(db_index=True)
+    id = models.CharField("ID", primary_key=True, max_length=255)
+    owner_id = models.CharField("owner", max_length=255, db_index=True)
+    started_at = models.DateTimeField("started")
+    last_activity_at = models.DateTimeField("last activity", db_index=True)
 
     class Meta:
         db_table = "chronica"
@@ -33,7 +33,7 @@ class Actum(models.Model):
     """One thing that happened in a chronicum. ``seq`` is the only ordering key."""
 
     seq = models.BigAutoField(primary_key=True)
-    id = models.CharField(max_length=255)
+    id = models.CharField("ID", max_length=255)
     chronicum = models.ForeignKey(
         Chronicum,
         on_delete=models.CASCADE,
@@ -42,12 +42,16 @@ class Actum(models.Model):
         db_index=False,  # covered by the (chronicum_id, seq) index
     )
     kind = models.CharField(max_length=16, choices=[(k.value, k.value) for k in ActumKind])
-    actor_kind = models.CharField(max_length=16, choices=[(k.value, k.value) for k in ActorKind])
+    actor_kind = models.CharField(
+        "actor kind", max_length=16, choices=[(k.value, k.value) for k in ActorKind]
+    )
     actor = models.CharField(max_length=255)
     content = models.TextField(blank=True)
     at = models.DateTimeField()
     # NULL, not "": the unique constraint must ignore acta recorded without a key.
-    idempotency_key = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+    idempotency_key = models.CharField(  # noqa: DJ001
+        "idempotency key", max_length=255, null=True, blank=True
+    )
 
     class Meta:
         db_table = "acta"
