@@ -1,0 +1,153 @@
+"""``manage.py chronica_demo [--serve]``: the dinner-friday session end to end.
+
+Migrates, records the session the way ardian and the three agents would, prints
+each agent's context window, shows a retried reply recorded once, creates the
+``demo`` superuser and, with ``--serve``, serves the admin and the API.
+"""
+
+import itertools
+import os
+import secrets
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import connection
+
+from chronica import Actum, ChronicumNotFound, services
+from example_project.dinner.agents import AGENTS, owner_id_of
+from example_project.dinner.scenario import (
+    BOOKING_REPLY_KEY,
+    BOOKING_REPLY_REWORDED,
+    CHRONICUM,
+    booking_reply,
+    seven_acta,
+)
+
+DEMO_USERNAME = "demo"
+
+
+def line(actum: Actum, marked: bool = False) -> str:
+    """One actum the way the seed prints it: kind, actor, content; ``▶`` if in the window."""
+    return f"{'▶' if marked else ' '} {actum.kind:<14} {actum.actor:<10} {actum.content}"
+
+
+class Command(BaseCommand):
+    help = "Record the dinner-friday session, print each agent's context window, then serve it."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--serve", action="store_true", help="Then run the development server.")
+        parser.add_argument("--addrport", default="127.0.0.1:8000", help="Where to serve.")
+
+    def handle(self, *args: Any, serve: bool, addrport: str, **options: Any) -> None:
+        self.say(f"chronica demo on {self.database()}")
+        call_command("migrate", interactive=False, verbosity=0)
+        self.say("Migrated.")
+
+        user, password = self.demo_superuser()
+        owner_id = owner_id_of(user)
+        self.say(f"Owner: {owner_id!r}, the demo user through CHRONICA['OWNER_ID'].\n")
+
+        chronicum_id, recorded = self.record_seven(owner_id)
+        for agent in AGENTS:
+            window = agent.window(owner_id, chronicum_id)
+            ids = {a.id for a in window}
+            self.say(
+                f"{agent.name} {agent.needs}\n"
+                f"  get_acta({agent.describe()}): {len(recorded)} acta in, {len(window)} out"
+            )
+            for actum in recorded:
+                self.say(line(actum, actum.id in ids))
+            self.say("")
+
+        self.retry_booking_reply(owner_id, chronicum_id)
+
+        host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
+        links = [
+            ("", "links to everything below"),
+            ("admin/", "the admin"),
+            (f"api/chronica/{chronicum_id}/acta/", "the browsable API"),
+            (f"windows/{chronicum_id}/", "each agent's window, as JSON"),
+            ("api/docs/", "the OpenAPI schema in Swagger UI"),
+        ]
+        width = max(len(path) for path, _ in links)
+        self.say(f"Sign in as {DEMO_USERNAME} / {password}")
+        for path, label in links:
+            self.say(f"  http://{host}/{path:<{width}}  {label}")
+        if serve:
+            call_command("runserver", addrport, use_reloader=False)
+
+    def say(self, text: str) -> None:
+        self.stdout.write(text)
+
+    def database(self) -> str:
+        name = connection.settings_dict["NAME"]
+        if connection.vendor == "sqlite":
+            return f"SQLite {name}"
+        host = connection.settings_dict.get("HOST") or "localhost"
+        return f"{connection.display_name} database {name!r} at {host}"
+
+    def demo_superuser(self) -> tuple[Any, str]:
+        """The ``demo`` superuser, created or given a new password on every run."""
+        password = os.environ.get("CHRONICA_DEMO_PASSWORD") or secrets.token_urlsafe(9)
+        model = get_user_model()
+        user = model._default_manager.filter(**{model.USERNAME_FIELD: DEMO_USERNAME}).first()
+        if user is None:
+            user = model._default_manager.db_manager().create_superuser(
+                DEMO_USERNAME, email="demo@example.com", password=password
+            )
+            self.say(f"Created the superuser {DEMO_USERNAME!r}.")
+        else:
+            user.set_password(password)
+            user.is_staff = user.is_superuser = user.is_active = True
+            user.save()
+            self.say(f"The superuser {DEMO_USERNAME!r} was there: it has a new password.")
+        return user, password
+
+    def record_seven(self, owner_id: str) -> tuple[str, list[Actum]]:
+        """Record the seven acta in a chronicum no earlier run has used; return its ID and them.
+
+        An earlier run's dinner-friday already holds its acta (and its booking
+        reply key), so each run takes the next free ID: dinner-friday-2, -3, ...
+        """
+        for n in itertools.count(1):
+            chronicum_id = CHRONICUM if n == 1 else f"{CHRONICUM}-{n}"
+            try:
+                services.get_chronicum(owner_id, chronicum_id)
+                continue
+            except ChronicumNotFound:
+                pass
+            first, *rest = seven_acta(chronicum_id)
+            try:
+                recorded = [services.record_actum(owner_id, first)]
+            except ChronicumNotFound:
+                continue  # someone else's session: chronica does not say whose
+            break
+        if chronicum_id != CHRONICUM:
+            self.say(f"{CHRONICUM} holds an earlier run's acta: this run records {chronicum_id}.")
+        self.say(f"Recording {chronicum_id}, the way ardian and the agents write it:")
+        recorded += [services.record_actum(owner_id, actum) for actum in rest]
+        for actum in recorded:
+            self.say(f"  {actum.actor_kind:<6} {actum.actor:<10} {actum.kind}")
+        self.say("")
+        return chronicum_id, recorded
+
+    def retry_booking_reply(self, owner_id: str, chronicum_id: str) -> None:
+        """The booking reply under ``booking-reply-1``, then retried reworded: recorded once."""
+        key = BOOKING_REPLY_KEY
+        first = services.record_actum(owner_id, booking_reply(chronicum_id), idempotency_key=key)
+        self.say(f"booking replies under the idempotency key {key}:\n  stored {first.id}")
+        self.say(line(first))
+        reworded = booking_reply(chronicum_id, BOOKING_REPLY_REWORDED)
+        again = services.record_actum(owner_id, reworded, idempotency_key=key)
+        self.say("booking's write timed out; it retries, reworded, with the same key:")
+        self.say(f"  sent   {reworded.content}\n  got    {again.id}")
+        self.say(line(again))
+        count = len(services.get_acta(owner_id, chronicum_id))
+        if again != first or count != 8:
+            raise CommandError(f"the retried reply was recorded twice ({count} acta)")
+        self.say(
+            "The reply stored the first time came back; the reworded one was discarded.\n"
+            f"{chronicum_id} holds {count} acta: the seven and the reply, once.\n"
+        )

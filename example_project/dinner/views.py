@@ -1,0 +1,63 @@
+"""The dinner app's pages: everything goes through ``chronica.services``."""
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+from chronica import Actum, ChronicumNotFound, services
+
+from .agents import AGENTS, owner_id_of
+from .scenario import CHRONICUM
+
+
+def index(request: HttpRequest) -> HttpResponse:
+    """Links to the admin, the API and the agents' windows of a session."""
+    chronicum_id = request.GET.get("chronicum", CHRONICUM)
+    return render(request, "dinner/index.html", {"chronicum_id": chronicum_id})
+
+
+def _actum(actum: Actum) -> dict[str, Any]:
+    return {
+        "id": actum.id,
+        "kind": actum.kind,
+        "actor_kind": actum.actor_kind,
+        "actor": actum.actor,
+        "content": actum.content,
+        "at": actum.at.isoformat() if actum.at else None,
+    }
+
+
+@login_required
+def agent_windows(request: HttpRequest, chronicum_id: str) -> JsonResponse:
+    """Each agent's context window of one of the signed-in person's sessions.
+
+    A session of someone else answers 404, exactly like one that does not exist.
+    """
+    owner_id = owner_id_of(request.user)
+    try:
+        chronicum = services.get_chronicum(owner_id, chronicum_id)
+        windows = [
+            {
+                "agent": agent.name,
+                "needs": agent.needs,
+                "options": agent.describe(),
+                "acta": [_actum(a) for a in agent.window(owner_id, chronicum_id)],
+            }
+            for agent in AGENTS
+        ]
+    except ChronicumNotFound:
+        raise Http404(f"No session {chronicum_id!r}") from None
+    return JsonResponse(
+        {
+            "chronicum": {
+                "id": chronicum.id,
+                "owner_id": chronicum.owner_id,
+                "started_at": chronicum.started_at.isoformat(),
+                "last_activity_at": chronicum.last_activity_at.isoformat(),
+            },
+            "windows": windows,
+        },
+        json_dumps_params={"indent": 2, "ensure_ascii": False},
+    )

@@ -1,0 +1,122 @@
+"""Settings of the example project (``manage.py`` and ``make demo`` use them).
+
+``DATABASE_URL`` picks the database: ``sqlite:///relative/path``,
+``sqlite:////absolute/path`` or ``postgres://user:password@host:port/name``.
+Without it the demo keeps a SQLite file at ``.demo/db.sqlite3``.
+"""
+
+import os
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DEMO_DIR = BASE_DIR / ".demo"
+
+
+def database_from_url(url: str) -> dict[str, Any]:
+    """The ``DATABASES['default']`` entry for a ``sqlite:`` or ``postgres:`` URL."""
+    parts = urlsplit(url)
+    if parts.scheme == "sqlite":
+        # sqlite:////abs/path keeps its leading slash; sqlite:///rel/path is relative to BASE_DIR.
+        path = unquote(parts.path[1:] if parts.path.startswith("/") else parts.path)
+        if not path:
+            raise ImproperlyConfigured(f"DATABASE_URL {url!r} names no SQLite file")
+        name = Path(path) if Path(path).is_absolute() else BASE_DIR / path
+        return {"ENGINE": "django.db.backends.sqlite3", "NAME": name}
+    if parts.scheme in {"postgres", "postgresql"}:
+        return {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": unquote(parts.path.lstrip("/")) or "postgres",
+            "USER": unquote(parts.username or "postgres"),
+            "PASSWORD": unquote(parts.password or ""),
+            "HOST": parts.hostname or "127.0.0.1",
+            "PORT": str(parts.port or 5432),
+        }
+    raise ImproperlyConfigured(
+        f"DATABASE_URL {url!r}: use sqlite:///path or postgres://user@host:port/name"
+    )
+
+
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+if not DATABASE_URL:
+    DEMO_DIR.mkdir(exist_ok=True)
+    DATABASE_URL = f"sqlite:///{DEMO_DIR / 'db.sqlite3'}"
+DATABASES = {"default": database_from_url(DATABASE_URL)}
+
+# A development example served on 127.0.0.1: never deploy these three lines.
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "example-project-only-not-a-secret")
+DEBUG = os.environ.get("DJANGO_DEBUG", "1") == "1"
+ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+
+USE_TZ = True
+TIME_ZONE = "UTC"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "chronica",
+    "example_project.dinner",
+]
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+ROOT_URLCONF = "example_project.urls"
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+STATIC_URL = "/static/"
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+LOGIN_URL = "admin:login"
+
+# chronica's defaults, written out so that a reader sees what there is to set.
+CHRONICA = {
+    "STORE": "chronica.stores.db.DjangoStore",
+    "STORE_OPTIONS": {},
+    "OWNER_ID": "chronica.api.owner_id_from_user",
+}
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.SessionAuthentication",
+        "rest_framework.authentication.BasicAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "chronica example API",
+    "DESCRIPTION": "The sessions of the signed-in person and the acta their agents recorded.",
+    "VERSION": "0.1.0",
+}
+
+REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")

@@ -1,0 +1,18 @@
+"""The example's URLs: the admin, chronica's API, its OpenAPI schema, and the dinner app."""
+
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from example_project.dinner import views
+
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("windows/<str:chronicum_id>/", views.agent_windows, name="agent-windows"),
+    path("admin/", admin.site.urls),
+    path("api/", include("chronica.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="redoc"),
+    path("api-auth/", include("rest_framework.urls")),
+]

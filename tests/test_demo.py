@@ -1,0 +1,212 @@
+"""``make demo`` without the server: what a Django engineer sees in their terminal.
+
+The demo runs as ``python manage.py chronica_demo`` on this run's test database,
+the way ``make demo`` runs it on .demo/db.sqlite3 or on DATABASE_URL.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+from django.test import Client
+
+from chronica import services
+from tests import scenario
+from tests.exampleproject import PYTHON, ROOT, environment
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+
+def run_demo(*args: str) -> str:
+    done = subprocess.run(
+        [PYTHON, "manage.py", "chronica_demo", *args],
+        cwd=ROOT,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def window(output: str, agent: str) -> list[tuple[str, str, str]]:
+    """The acta the demo marked ``▶`` in ``agent``'s window: (kind, actor, content)."""
+    block = output.split(f"\n{agent} ", 1)[1].split("\n\n", 1)[0]
+    marked = [line.split(maxsplit=3) for line in block.splitlines() if line.startswith("▶")]
+    return [(kind, actor, content) for _, kind, actor, content in marked]
+
+
+def seven(*indexes: int) -> list[tuple[str, str, str]]:
+    return [
+        (str(scenario.SEVEN[i][0]), scenario.SEVEN[i][2], scenario.SEVEN[i][3]) for i in indexes
+    ]
+
+
+def printed(output: str, prefix: str) -> str:
+    """The rest of the first printed line that starts with ``prefix``."""
+    return next(line for line in output.splitlines() if line.startswith(prefix))[len(prefix) :]
+
+
+def demo_owner() -> str:
+    from django.contrib.auth import get_user_model
+
+    return str(get_user_model().objects.get(username="demo").pk)
+
+
+def test_booking_agent_reads_seven_acta_in_three_out() -> None:
+    output = run_demo()
+
+    assert "get_acta(kinds=message last_n=3): 7 acta in, 3 out" in output
+    assert window(output, "booking") == seven(4, 5, 6)
+
+
+def test_concierge_and_search_read_their_own_parts() -> None:
+    output = run_demo()
+
+    # The concierge skips the raw tool traffic; search reads what ardian asked for.
+    assert window(output, "concierge") == seven(0, 1, 4, 5, 6)
+    assert window(output, "search") == seven(0, 5)
+
+
+def test_booking_reply_retried_reworded_is_recorded_once() -> None:
+    output = run_demo()
+
+    stored_id = printed(output, "  stored ")
+    assert printed(output, "  got    ") == stored_id
+    acta = services.get_acta(demo_owner(), "dinner-friday")
+    assert len(acta) == 8
+    assert [(a.id, a.content) for a in acta if a.actor == "booking"] == [
+        (stored_id, scenario.BOOKING_REPLY)
+    ]
+    assert "dinner-friday holds 8 acta" in output
+
+
+def test_running_the_demo_again_records_a_fresh_session_for_the_same_owner(
+    settings: Any,
+) -> None:
+    from django.conf import global_settings
+    from django.contrib.auth import authenticate
+
+    # The demo hashes with Django's default hashers; the test settings keep only MD5.
+    settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS
+
+    first = run_demo()
+    second = run_demo()
+
+    assert "this run records dinner-friday-2" in second
+    assert window(second, "booking") == window(first, "booking")
+    for chronicum_id in ("dinner-friday", "dinner-friday-2"):
+        assert len(services.get_acta(demo_owner(), chronicum_id)) == 8
+    # Each run prints the password it set, and that one signs in.
+    password = printed(second, "Sign in as demo / ")
+    assert printed(first, "Sign in as demo / ") != password
+    assert authenticate(username="demo", password=password) is not None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def get(url: str, **headers: str) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def wait_for(url: str, server: subprocess.Popen[bytes], log: IO[str]) -> int:
+    """The status of the first answer from ``url`` once the server listens.
+
+    Waiting for the server to listen is setup, not a measurement: the deadline
+    only stops a server that never starts from hanging the run.
+    """
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            return get(url)[0]
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                pytest.fail(f"the demo server never answered {url}:\n{log.read()}")
+            time.sleep(0.2)
+
+
+def test_serve_answers_the_admin_and_the_api_with_the_printed_credentials(tmp_path: Path) -> None:
+    base = f"http://127.0.0.1:{free_port()}"
+    log = (tmp_path / "demo.log").open("w+", encoding="utf-8")
+    server = subprocess.Popen(
+        [PYTHON, "manage.py", "chronica_demo", "--serve", "--addrport", base[len("http://") :]],
+        cwd=ROOT,
+        env=environment(),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        status = wait_for(f"{base}/admin/login/", server, log)
+        assert status == 200
+
+        status, schema = get(f"{base}/api/schema/", Accept="application/json")
+        assert status == 200
+        assert any(path.startswith("/api/chronica/") for path in json.loads(schema)["paths"])
+
+        log.seek(0)
+        password = printed(log.read(), "Sign in as demo / ")
+        basic = base64.b64encode(f"demo:{password}".encode()).decode()
+        status, body = get(
+            f"{base}/api/chronica/dinner-friday/acta/?kind=message&last_n=3",
+            Accept="application/json",
+            Authorization=f"Basic {basic}",
+        )
+        assert status == 200
+        # After the demo, booking's next window ends with its own reply, once.
+        assert [(a["actor"], a["content"]) for a in json.loads(body)] == [
+            *((actor, content) for _, actor, content in seven(5, 6)),
+            ("booking", scenario.BOOKING_REPLY),
+        ]
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
+
+
+def test_the_windows_page_shows_each_agent_its_window_and_nobody_else_the_session(
+    client: Client, settings: Any, django_user_model: Any
+) -> None:
+    from example_project.dinner.scenario import seven_acta
+
+    settings.ROOT_URLCONF = "example_project.urls"
+    ardian = django_user_model.objects.create_user("ardian")
+    rafa = django_user_model.objects.create_user("rafa")
+    for actum in seven_acta("dinner-friday"):
+        services.record_actum(str(ardian.pk), actum)
+
+    client.force_login(ardian)
+    windows = {w["agent"]: w for w in client.get("/windows/dinner-friday/").json()["windows"]}
+    assert windows["booking"]["options"] == "kinds=message last_n=3"
+    assert [(a["kind"], a["actor"], a["content"]) for a in windows["booking"]["acta"]] == seven(
+        4, 5, 6
+    )
+
+    client.force_login(rafa)
+    assert client.get("/windows/dinner-friday/").status_code == 404
+    assert client.get("/windows/no-such-session/").status_code == 404
