@@ -44,6 +44,7 @@ matrix: venv
 	$(BIN)/nox
 
 bench: venv
+	$(BIN)/python -m pip install --quiet --group bench
 	$(BIN)/python -m benchmarks
 
 clean:

@@ -1,0 +1,128 @@
+"""``make bench``: load the benchmark database, run the five measures, print the table.
+
+``python -m benchmarks [--only record,window,growth,concurrency,memory] [--no-load] [--quick]``
+``python -m benchmarks --profile record|window`` (after one full run has loaded the data)
+The table also goes to benchmarks/results/latest.md (not committed; BENCHMARKS.md is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+CASES = ("record", "window", "growth", "concurrency", "memory")
+
+
+def machine() -> str:
+    """One line naming the machine the figures came from."""
+    import django
+    import psycopg
+
+    from .database import server_version
+
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next(line.split(":", 1)[1].strip() for line in info if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return (
+        f"{cpu}, {os.cpu_count()} CPUs, {mem:.0f} GiB; PostgreSQL {server_version()} local;"
+        f" Python {platform.python_version()}, Django {django.__version__},"
+        f" psycopg {psycopg.__version__} ({psycopg.pq.__impl__})"
+    )
+
+
+def table(rows: list) -> str:  # type: ignore[type-arg]
+    head = ("case", "measure", "chronica", "floor (psycopg)", "ratio", "target", "met")
+    lines = [head] + [
+        (r.case, r.measure, r.chronica, r.floor, r.ratio, r.target, r.met) for r in rows
+    ]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
+    out = [
+        "| " + " | ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)) + " |"
+        for line in lines
+    ]
+    out.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks")
+    parser.add_argument("--only", default=",".join(CASES), help="comma-separated cases")
+    parser.add_argument("--no-load", action="store_true", help="reuse the loaded data")
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, for trying things")
+    parser.add_argument(
+        "--profile",
+        choices=("record", "window"),
+        help="instead of the table: pyinstrument's profile of chronica's side of one case",
+    )
+    args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    if unknown := only - set(CASES):
+        parser.error(f"unknown case(s) {sorted(unknown)}; known: {', '.join(CASES)}")
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchmarks.settings")
+    import django
+
+    django.setup()
+    from . import cases
+    from .database import conninfo, ensure_database, load
+    from .floor import Floor
+
+    began = time.monotonic()
+    name = ensure_database()
+    if args.profile:
+        from .profile import profile
+
+        print(profile(args.profile))
+        return 0
+    if not args.no_load:
+        print(f"loading {sum(cases.SESSIONS.values()):,} filler acta into {name} ...", flush=True)
+        load(cases.SESSIONS)
+    # Short rounds, many of them: a pair of rounds shares the noise of the moment.
+    ops, n_rounds = (100, 5) if args.quick else (100, 61)
+    rows, plan = [], ""
+    floor = Floor(conninfo())
+    try:
+        if "record" in only:
+            rows += cases.record(floor, ops=ops, n_rounds=n_rounds)
+        if "window" in only:
+            rows += cases.window(floor, ops=ops, n_rounds=n_rounds)
+    finally:
+        floor.close()
+    if "growth" in only:
+        grown, plan = cases.growth(ops=ops, n_rounds=n_rounds)
+        rows += grown
+    if "concurrency" in only:
+        rows += cases.concurrency(conninfo(), ops=150, reps=3 if args.quick else 5)
+    if "memory" in only:
+        rows += cases.memory()
+
+    report = [
+        f"chronica benchmarks, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC,"
+        f" {time.monotonic() - began:.0f} s",
+        f"machine: {machine()}",
+        "command: make bench" + (f" ({' '.join(argv)})" if argv else ""),
+        "",
+        table(rows),
+    ]
+    if plan:
+        report += ["", "window plan on the 1M session (last_n=20):", "", plan]
+    text = "\n".join(report)
+    print(text)
+    results = Path(__file__).resolve().parent / "results"
+    results.mkdir(exist_ok=True)
+    (results / "latest.md").write_text(text + "\n")
+    # The table reports; it does not gate: a noisy minute must not fail a make run.
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,34 @@
+"""``python -m benchmarks --profile record|window``: where chronica's side spends its time.
+
+pyinstrument samples the wall clock, so a call waiting on PostgreSQL shows as such;
+for the CPU alone, run ``py-spy record --idle=false -- python -m benchmarks ...``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from pyinstrument import Profiler
+
+from chronica import ActumKind, services
+
+from .cases import _message
+from .database import OWNER
+
+
+def profile(case: str, ops: int = 3000) -> str:
+    """The text profile of ``ops`` calls of one case, after a warm-up."""
+    count = itertools.count()
+
+    def op() -> object:
+        if case == "record":
+            return services.record_actum(OWNER, _message("bench-record-chronica", next(count)))
+        return services.get_acta(OWNER, "bench-10k", last_n=20, kinds=[ActumKind.MESSAGE])
+
+    for _ in range(200):
+        op()
+    profiler = Profiler(interval=0.0001)
+    with profiler:
+        for _ in range(ops):
+            op()
+    return profiler.output_text(unicode=True, color=False)

@@ -1,0 +1,41 @@
+"""Django settings for the benchmarks: the dedicated database ``chronica_bench``, DEBUG off.
+
+``CHRONICA_BENCH_PG_URL`` (default ``postgres://postgres@127.0.0.1:5432/chronica_bench``)
+names the server and the database; it is never one of the test databases.
+"""
+
+import os
+from urllib.parse import unquote, urlsplit
+
+SECRET_KEY = "chronica-benchmarks-only"
+DEBUG = False  # with DEBUG on, Django keeps every query: memory and time would lie
+USE_TZ = True
+TIME_ZONE = "UTC"
+ALLOWED_HOSTS: list[str] = []
+
+PG_URL = os.environ.get(
+    "CHRONICA_BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/chronica_bench"
+)
+_parts = urlsplit(PG_URL)
+_database = {
+    "ENGINE": "django.db.backends.postgresql",
+    "NAME": unquote(_parts.path.lstrip("/")) or "chronica_bench",
+    "USER": unquote(_parts.username or "postgres"),
+    "PASSWORD": unquote(_parts.password or ""),
+    "HOST": _parts.hostname or "127.0.0.1",
+    "PORT": str(_parts.port or 5432),
+}
+DATABASES = {
+    # Django's defaults: client-side binding, no prepared statements (Django turns
+    # them off so that transaction-pooling poolers keep working).
+    "default": _database,
+    # The same database with psycopg's own defaults, the floor's: server-side binding,
+    # statements prepared after five runs.
+    "prepared": {
+        **_database,
+        "OPTIONS": {"server_side_binding": True, "prepare_threshold": 5},
+    },
+}
+INSTALLED_APPS = ["chronica"]
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+CHRONICA = {"STORE": "chronica.stores.db.DjangoStore"}
