@@ -395,3 +395,9 @@ class TestAsync:
         assert (await c.aget_chronicum(OWNER, CHRONICUM)).owner_id == OWNER
         with pytest.raises(ChronicumNotFound):
             await c.aget_chronicum("rafa", CHRONICUM)
+
+
+@pytest.mark.parametrize("last_n", [2**63 - 1, 2**63, 10**30])
+def test_a_limit_beyond_any_session_returns_everything(chronicarius, last_n):
+    record_dinner(chronicarius)
+    assert len(chronicarius.get_acta(OWNER, CHRONICUM, last_n=last_n)) == 7

@@ -121,7 +121,8 @@ def _window_sql(
             where.append(f"{column} IN ({', '.join(['%s'] * len(values))})")
             params.extend(sorted(str(v) for v in values))
     limit = ""
-    if query.last_n > 0:
+    # A limit beyond any BIGINT is no limit; the database would refuse it as out of range.
+    if 0 < query.last_n < 2**63:
         limit = " LIMIT %s"
         params.append(query.last_n)
     sql = (
