@@ -43,3 +43,15 @@ def chronicarius(store):
     from chronica.services import Chronicarius
 
     return Chronicarius(store)
+
+
+@pytest.fixture
+def ardian(django_user_model):
+    """The person of the seed's dinner-friday session, as a Django user."""
+    return django_user_model.objects.create_user("ardian", password="ardian-password")
+
+
+@pytest.fixture
+def rafa(django_user_model):
+    """Someone else, who must never see ardian's sessions."""
+    return django_user_model.objects.create_user("rafa", password="rafa-password")

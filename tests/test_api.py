@@ -58,35 +58,6 @@ class LostConnectionStore(InMemoryStore):
         raise OperationalError("server closed the connection unexpectedly")
 
 
-class NotIdempotentStore:
-    """The four Store methods and no record_idempotent."""
-
-    def __init__(self) -> None:
-        self.inner = InMemoryStore()
-
-    def create(self, chronicum):
-        self.inner.create(chronicum)
-
-    def record(self, actum):
-        return self.inner.record(actum)
-
-    def acta(self, chronicum_id, query):
-        return self.inner.acta(chronicum_id, query)
-
-    def get(self, chronicum_id):
-        return self.inner.get(chronicum_id)
-
-
-@pytest.fixture
-def ardian(django_user_model):
-    return django_user_model.objects.create_user("ardian", password="ardian-password")
-
-
-@pytest.fixture
-def rafa(django_user_model):
-    return django_user_model.objects.create_user("rafa", password="rafa-password")
-
-
 @pytest.fixture
 def as_ardian(ardian) -> APIClient:
     client = APIClient()
@@ -257,7 +228,7 @@ class TestIdempotency:
         assert one.json()["id"] != two.json()["id"]
 
     def test_a_key_on_a_store_that_is_not_idempotent_is_501(self, as_ardian):
-        with override_settings(CHRONICA={"STORE": f"{__name__}.NotIdempotentStore"}):
+        with override_settings(CHRONICA={"STORE": "tests.stores.PlainStore"}):
             response = post(as_ardian, body(scenario.booking_reply()), key=BOOKING_KEY)
             assert response.status_code == 501
             assert set(response.json()) == {"detail"}

@@ -14,16 +14,6 @@ from .test_api import BOOKING_KEY, acta_url, body, chronicum_url
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-@pytest.fixture
-def ardian(django_user_model):
-    return django_user_model.objects.create_user("ardian", password="ardian-password")
-
-
-@pytest.fixture
-def rafa(django_user_model):
-    return django_user_model.objects.create_user("rafa", password="rafa-password")
-
-
 @pytest.fixture(autouse=True)
 async def close_executor_connections():
     yield

@@ -23,6 +23,7 @@ from chronica.services import Chronicarius
 
 from . import scenario
 from .scenario import CHRONICUM, OWNER, A, H, M, T
+from .stores import PlainStore
 
 
 def record_dinner(c: Chronicarius, chronicum_id: str = CHRONICUM) -> list[Actum]:
@@ -283,31 +284,6 @@ class TestValidation:
             chronicarius.get_acta(OWNER, 7)
         with pytest.raises(ValueError, match="owner_id must be a string"):
             chronicarius.get_chronicum(7, CHRONICUM)
-
-
-class PlainStore:
-    """A store with the four methods and no idempotency."""
-
-    def __init__(self):
-        from chronica.stores.memory import InMemoryStore
-
-        self.inner = InMemoryStore()
-        self.calls: list[str] = []
-
-    def create(self, chronicum):
-        self.calls.append("create")
-        return self.inner.create(chronicum)
-
-    def record(self, actum):
-        self.calls.append("record")
-        return self.inner.record(actum)
-
-    def acta(self, chronicum_id, query):
-        return self.inner.acta(chronicum_id, query)
-
-    def get(self, chronicum_id):
-        self.calls.append("get")
-        return self.inner.get(chronicum_id)
 
 
 class TestIdempotencyUnsupported:

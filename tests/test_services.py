@@ -21,26 +21,6 @@ from .scenario import CHRONICUM, OWNER
 MEMORY = {"STORE": "chronica.stores.memory.InMemoryStore"}
 
 
-class NotIdempotentStore:
-    """The four Store methods, no record_idempotent."""
-
-    def __init__(self, **options):
-        self.options = options
-        self.inner = InMemoryStore()
-
-    def create(self, chronicum):
-        self.inner.create(chronicum)
-
-    def record(self, actum):
-        return self.inner.record(actum)
-
-    def acta(self, chronicum_id, query):
-        return self.inner.acta(chronicum_id, query)
-
-    def get(self, chronicum_id):
-        return self.inner.get(chronicum_id)
-
-
 @pytest.fixture(autouse=True)
 def fresh_chronicarius():
     services.reset_chronicarius()
@@ -103,7 +83,7 @@ class TestSettings:
             assert services.get_chronicarius() is not memory
 
     def test_store_options_are_passed(self):
-        config = {"STORE": f"{__name__}.NotIdempotentStore", "STORE_OPTIONS": {"region": "jkt"}}
+        config = {"STORE": "tests.stores.PlainStore", "STORE_OPTIONS": {"region": "jkt"}}
         with override_settings(CHRONICA=config):
             assert services.get_chronicarius().store.options == {"region": "jkt"}
 
@@ -148,7 +128,7 @@ class TestSettings:
 
     def test_a_key_on_a_store_that_is_not_idempotent(self):
         with (
-            override_settings(CHRONICA={"STORE": f"{__name__}.NotIdempotentStore"}),
+            override_settings(CHRONICA={"STORE": "tests.stores.PlainStore"}),
             pytest.raises(IdempotencyUnsupported),
         ):
             services.record_actum(OWNER, scenario.booking_reply(), idempotency_key="k")
