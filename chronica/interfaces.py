@@ -46,3 +46,21 @@ class IdempotentStore(Store, Protocol):
     """
 
     def record_idempotent(self, actum: Actum, key: str) -> Actum: ...
+
+
+@runtime_checkable
+class OwnerScopedStore(Protocol):
+    """An optional speed-up a store may add: the owner's check and the read or the
+    write in one step (``DjangoStore`` does each in one SQL statement).
+
+    Both answer ``None``, having read and written nothing, where the chronicum is
+    missing or belongs to another owner; Chronicarius then takes the long way
+    (``get``, ``create``, ``record``), which decides between the two cases. They
+    check nothing else: every rule stays in Chronicarius.
+    """
+
+    def record_if_owner(self, owner_id: str, actum: Actum, key: str | None) -> Actum | None: ...
+
+    def acta_if_owner(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery
+    ) -> list[Actum] | None: ...

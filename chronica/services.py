@@ -20,9 +20,9 @@ from asgiref.sync import sync_to_async
 from django.core.signals import setting_changed
 
 from .errors import ChronicumExists, ChronicumNotFound, IdempotencyUnsupported
-from .interfaces import IdempotentStore, Store
+from .interfaces import IdempotentStore, OwnerScopedStore, Store
 from .validation import build_query, check_actum, check_owner, normalize_key, storable
-from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum
+from .values import ActorKind, Actum, ActumKind, Chronicum
 
 __all__ = [
     "Chronicarius",
@@ -63,15 +63,7 @@ class Chronicarius:
         self.store = store
         self.id_factory = id_factory or new_id
         self._idempotent = isinstance(store, IdempotentStore)
-        # Optional shortcuts (DjangoStore has them): the owner's check and the write or
-        # read in one statement. They answer None where the long way would find no
-        # chronicum of this owner, and then the long way decides.
-        self._record_if_owner: Callable[[str, Actum, str | None], Actum | None] | None = getattr(
-            store, "record_if_owner", None
-        )
-        self._acta_if_owner: Callable[[str, str, ActaQuery], list[Actum] | None] | None = getattr(
-            store, "acta_if_owner", None
-        )
+        self._scoped = store if isinstance(store, OwnerScopedStore) else None
 
     def __repr__(self) -> str:
         return f"<Chronicarius store={self.store!r}>"
@@ -111,9 +103,9 @@ class Chronicarius:
             )
         new_id = self.id_factory()
         to_store = dataclasses.replace(actum, id=new_id, at=None)
-        if self._record_if_owner is not None:
+        if self._scoped is not None:
             # check_actum has made owner_id and chronicum_id storable strings.
-            stored = self._record_if_owner(owner_id, to_store, key)
+            stored = self._scoped.record_if_owner(owner_id, to_store, key)
             if stored is not None:
                 return stored, stored.id != new_id
         self._own(owner_id, actum.chronicum_id, create=True)
@@ -135,9 +127,9 @@ class Chronicarius:
         ``last_n`` (``<= 0`` = all), oldest first in write order."""
         check_owner(owner_id)
         query = build_query(kinds, actor_kinds, last_n)
-        if self._acta_if_owner is not None:
+        if self._scoped is not None:
             self._check_ids(owner_id, chronicum_id)
-            acta = self._acta_if_owner(owner_id, chronicum_id, query)
+            acta = self._scoped.acta_if_owner(owner_id, chronicum_id, query)
             if acta is None:
                 raise ChronicumNotFound(chronicum_id)
             return acta

@@ -81,3 +81,10 @@ def test_the_suite_catches_a_broken_store(store, case, suite):
     )()
     with pytest.raises(AssertionError):
         getattr(runner, case)()
+
+
+def test_only_django_store_takes_the_owner_scoped_shortcut():
+    from chronica.interfaces import OwnerScopedStore
+
+    assert isinstance(DjangoStore(), OwnerScopedStore)
+    assert not isinstance(InMemoryStore(), OwnerScopedStore)
