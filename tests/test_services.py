@@ -199,10 +199,13 @@ class TestRoundTrips:
         assert len(sqls) == 1, sqls  # the owner's check and the window together
         assert "acta" in sqls[0]
 
-    def test_an_empty_window_is_still_one_query(self):
+    def test_an_empty_window_adds_one_check_that_the_chronicum_exists(self):
         services.record_actum(OWNER, scenario.acta()[0])
         sqls = self.queries(lambda: services.get_acta(OWNER, CHRONICUM, kinds=["thought"]))
-        assert len(sqls) == 1, sqls
+        assert len(sqls) == 2, sqls
+        assert "FROM acta" in sqls[0]
+        assert "FROM chronica" in sqls[1]
+        assert "acta" not in sqls[1]
 
 
 @pytest.mark.django_db

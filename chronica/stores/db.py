@@ -55,6 +55,8 @@ _PG_CREATE = (
     " VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
 )
 _GET = "SELECT owner_id, started_at, last_activity_at FROM chronica WHERE id = %s"
+_EXISTS = "SELECT 1 FROM chronica WHERE id = %s"
+_EXISTS_OWNED = "SELECT 1 FROM chronica WHERE id = %s AND owner_id = %s"
 _BY_KEY = (
     "SELECT id, kind, actor_kind, actor, content, at FROM acta"
     " WHERE chronicum_id = %s AND idempotency_key = %s"
@@ -107,9 +109,9 @@ def _actum(chronicum_id: str, row: tuple[Any, ...]) -> Actum:
 def _window_sql(
     chronicum_id: str, query: ActaQuery, owner_id: str | None = None, *, at: str = "at"
 ) -> tuple[str, list[Any]]:
-    """The context window in one statement: one row of NULLs for a chronicum with no
-    matching acta, no row at all for a missing chronicum (or, given ``owner_id``, for a
-    chronicum of another owner, whose acta are then never read)."""
+    """The context window in one statement: the newest acta that pass the filters, up
+    to the limit, newest first (the caller turns them back). Given ``owner_id``, no
+    actum is read unless the chronicum is that owner's."""
     # A range and a two-column ORDER BY, not "chronicum_id = %s ORDER BY seq": with the
     # equality PostgreSQL may walk the primary key backwards and filter, reading every
     # newer actum of every other chronicum (0.3 s on a 100k session under a 1M one).
@@ -120,20 +122,21 @@ def _window_sql(
         if values:
             where.append(f"{column} IN ({', '.join(['%s'] * len(values))})")
             params.extend(sorted(str(v) for v in values))
+    if owner_id is not None:
+        where.append("EXISTS (SELECT 1 FROM chronica WHERE id = %s AND owner_id = %s)")
+        params += [chronicum_id, owner_id]
     limit = ""
     # A limit beyond any BIGINT is no limit; the database would refuse it as out of range.
     if 0 < query.last_n < 2**63:
         limit = " LIMIT %s"
         params.append(query.last_n)
+    # Simpler than a join with the chronicum (which would tell a missing chronicum from
+    # an empty window in the same statement): planning it costs PostgreSQL ~20 us less,
+    # 8% of a 20-acta read. Only an empty window pays a second, tiny query.
     sql = (
-        "SELECT w.id, w.kind, w.actor_kind, w.actor, w.content, w.at FROM chronica c"
-        f" LEFT JOIN (SELECT seq, id, kind, actor_kind, actor, content, {at} AS at FROM acta"
-        f" WHERE {' AND '.join(where)} ORDER BY chronicum_id DESC, seq DESC{limit}) w ON 1 = 1"
-        f" WHERE c.id = %s{'' if owner_id is None else ' AND c.owner_id = %s'} ORDER BY w.seq"
+        f"SELECT id, kind, actor_kind, actor, content, {at} FROM acta"
+        f" WHERE {' AND '.join(where)} ORDER BY chronicum_id DESC, seq DESC{limit}"
     )
-    params.append(chronicum_id)
-    if owner_id is not None:
-        params.append(owner_id)
     return sql, params
 
 
@@ -244,10 +247,16 @@ class DjangoStore:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
-        if not rows:
-            raise ChronicumNotFound(chronicum_id)
-        if rows[0][0] is None:
-            return []
+            if not rows:
+                # An empty window, or no such chronicum (of this owner)?
+                if owner_id is None:
+                    cursor.execute(_EXISTS, [chronicum_id])
+                else:
+                    cursor.execute(_EXISTS_OWNED, [chronicum_id, owner_id])
+                if cursor.fetchone() is None:
+                    raise ChronicumNotFound(chronicum_id)
+                return []
+        rows.reverse()
         return [_actum(chronicum_id, row) for row in rows]
 
     # -- writing ----------------------------------------------------------------
