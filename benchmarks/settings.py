@@ -5,7 +5,8 @@ names the server and the database; it is never one of the test databases.
 """
 
 import os
-from urllib.parse import unquote, urlsplit
+
+import dj_database_url
 
 SECRET_KEY = "chronica-benchmarks-only"
 DEBUG = False  # with DEBUG on, Django keeps every query: memory and time would lie
@@ -16,15 +17,7 @@ ALLOWED_HOSTS: list[str] = []
 PG_URL = os.environ.get(
     "CHRONICA_BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/chronica_bench"
 )
-_parts = urlsplit(PG_URL)
-_database = {
-    "ENGINE": "django.db.backends.postgresql",
-    "NAME": unquote(_parts.path.lstrip("/")) or "chronica_bench",
-    "USER": unquote(_parts.username or "postgres"),
-    "PASSWORD": unquote(_parts.password or ""),
-    "HOST": _parts.hostname or "127.0.0.1",
-    "PORT": str(_parts.port or 5432),
-}
+_database = dj_database_url.parse(PG_URL)
 DATABASES = {
     # Django's defaults: client-side binding, no prepared statements (Django turns
     # them off so that transaction-pooling poolers keep working).

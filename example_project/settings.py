@@ -7,44 +7,20 @@ Without it the demo keeps a SQLite file at ``.demo/db.sqlite3``.
 
 import os
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlsplit
 
-from django.core.exceptions import ImproperlyConfigured
+import dj_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEMO_DIR = BASE_DIR / ".demo"
-
-
-def database_from_url(url: str) -> dict[str, Any]:
-    """The ``DATABASES['default']`` entry for a ``sqlite:`` or ``postgres:`` URL."""
-    parts = urlsplit(url)
-    if parts.scheme == "sqlite":
-        # sqlite:////abs/path keeps its leading slash; sqlite:///rel/path is relative to BASE_DIR.
-        path = unquote(parts.path[1:] if parts.path.startswith("/") else parts.path)
-        if not path:
-            raise ImproperlyConfigured(f"DATABASE_URL {url!r} names no SQLite file")
-        name = Path(path) if Path(path).is_absolute() else BASE_DIR / path
-        return {"ENGINE": "django.db.backends.sqlite3", "NAME": name}
-    if parts.scheme in {"postgres", "postgresql"}:
-        return {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": unquote(parts.path.lstrip("/")) or "postgres",
-            "USER": unquote(parts.username or "postgres"),
-            "PASSWORD": unquote(parts.password or ""),
-            "HOST": parts.hostname or "127.0.0.1",
-            "PORT": str(parts.port or 5432),
-        }
-    raise ImproperlyConfigured(
-        f"DATABASE_URL {url!r}: use sqlite:///path or postgres://user@host:port/name"
-    )
-
 
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if not DATABASE_URL:
     DEMO_DIR.mkdir(exist_ok=True)
     DATABASE_URL = f"sqlite:///{DEMO_DIR / 'db.sqlite3'}"
-DATABASES = {"default": database_from_url(DATABASE_URL)}
+DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # sqlite:///rel/path is relative to the repository, wherever manage.py runs from.
+    DATABASES["default"]["NAME"] = BASE_DIR / DATABASES["default"]["NAME"]
 
 # A development example served on 127.0.0.1: never deploy these three lines.
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "example-project-only-not-a-secret")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from urllib.parse import quote
@@ -38,3 +39,13 @@ def environment(**extra: str) -> dict[str, str]:
 
 
 PYTHON = sys.executable
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """End a server or worker this test started: politely, then for sure."""
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

@@ -4,7 +4,8 @@
 
 import os
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+
+import dj_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 SECRET_KEY = "chronica-tests-only"
@@ -17,21 +18,13 @@ TEST_DB = os.environ.get("CHRONICA_TEST_DB", "sqlite")
 PG_URL = os.environ.get("CHRONICA_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 
 
-def postgres_database(url: str) -> dict[str, object]:
-    parts = urlsplit(url)
-    return {
-        "ENGINE": "django.db.backends.postgresql",
-        "NAME": unquote(parts.path.lstrip("/")) or "postgres",
-        "USER": unquote(parts.username or "postgres"),
-        "PASSWORD": unquote(parts.password or ""),
-        "HOST": parts.hostname or "127.0.0.1",
-        "PORT": str(parts.port or 5432),
-        "TEST": {"NAME": os.environ.get("CHRONICA_TEST_PG_DBNAME", "test_chronica")},
-    }
-
-
 if TEST_DB == "postgres":
-    DATABASES = {"default": postgres_database(PG_URL)}
+    DATABASES = {
+        "default": {
+            **dj_database_url.parse(PG_URL),
+            "TEST": {"NAME": os.environ.get("CHRONICA_TEST_PG_DBNAME", "test_chronica")},
+        }
+    }
 elif TEST_DB == "sqlite":
     sqlite_file = os.environ.get(
         "CHRONICA_TEST_SQLITE", str(BASE_DIR / ".test-db" / "chronica-test.sqlite3")

@@ -20,7 +20,7 @@ import pytest
 
 from chronica import services
 from tests import scenario
-from tests.exampleproject import PYTHON, ROOT, environment
+from tests.exampleproject import PYTHON, ROOT, environment, stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -79,12 +79,7 @@ def queue(redis_url: str, tmp_path: Path) -> Iterator[tuple[str, Path]]:
         try:
             yield name, log_path
         finally:
-            worker.terminate()
-            try:
-                worker.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                worker.kill()
-                worker.wait()
+            stop(worker)
 
 
 @pytest.fixture

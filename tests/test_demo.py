@@ -21,7 +21,7 @@ from django.test import Client
 
 from chronica import services
 from tests import scenario
-from tests.exampleproject import PYTHON, ROOT, environment
+from tests.exampleproject import PYTHON, ROOT, environment, stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -180,12 +180,7 @@ def test_serve_answers_the_admin_and_the_api_with_the_printed_credentials(tmp_pa
             ("booking", scenario.BOOKING_REPLY),
         ]
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server)
         log.close()
 
 
