@@ -11,9 +11,11 @@ from .errors import (
     EmptyOwnerID,
     IdempotencyUnsupported,
     InvalidActum,
+    InvalidQuery,
+    StoreUnsupported,
 )
 from .interfaces import IdempotentStore, Store
-from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum
+from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, Recorded
 
 __version__ = "0.1.0"
 
@@ -30,5 +32,8 @@ __all__ = [
     "IdempotencyUnsupported",
     "IdempotentStore",
     "InvalidActum",
+    "InvalidQuery",
+    "Recorded",
     "Store",
+    "StoreUnsupported",
 ]

@@ -14,6 +14,9 @@ DEFAULTS: dict[str, Any] = {
     "STORE": "chronica.stores.db.DjangoStore",
     "STORE_OPTIONS": {},
     "OWNER_ID": "chronica.api.owner_id_from_user",
+    "TOKEN_COUNTER": "chronica.tokens.estimate_tokens",
+    "MAX_ACTUM_BYTES": 4 * 1024 * 1024,
+    "API_MAX_ACTA": 1000,
 }
 
 
@@ -29,6 +32,18 @@ def _resolve(name: str, value: Any) -> Callable[..., Any]:
     if not callable(value):
         raise ImproperlyConfigured(f"CHRONICA[{name!r}] must be a callable or a dotted path to one")
     return value  # type: ignore[no-any-return]
+
+
+def _limit(name: str, value: Any, *, allow_none: bool) -> int | None:
+    """A positive int setting (or ``None`` where that means no limit)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ImproperlyConfigured(
+            f"CHRONICA[{name!r}] must be a positive int{' or None' if allow_none else ''},"
+            f" not {value!r}"
+        )
+    return value
 
 
 class ChronicaSettings:
@@ -64,6 +79,24 @@ class ChronicaSettings:
     @property
     def OWNER_ID(self) -> str | Callable[[Any], str]:
         return self._get("OWNER_ID")  # type: ignore[no-any-return]
+
+    @property
+    def TOKEN_COUNTER(self) -> str | Callable[[Any], int]:
+        return self._get("TOKEN_COUNTER")  # type: ignore[no-any-return]
+
+    @property
+    def MAX_ACTUM_BYTES(self) -> int | None:
+        return _limit("MAX_ACTUM_BYTES", self._get("MAX_ACTUM_BYTES"), allow_none=True)
+
+    @property
+    def API_MAX_ACTA(self) -> int:
+        value = _limit("API_MAX_ACTA", self._get("API_MAX_ACTA"), allow_none=False)
+        assert value is not None
+        return value
+
+    def token_counter(self) -> Callable[[Any], int]:
+        """``CHRONICA['TOKEN_COUNTER']``: ``(Actum) -> int``, taken when an actum is recorded."""
+        return _resolve("TOKEN_COUNTER", self.TOKEN_COUNTER)
 
     def build_store(self) -> Store:
         """Call ``CHRONICA['STORE']`` with ``CHRONICA['STORE_OPTIONS']``."""

@@ -9,6 +9,8 @@ __all__ = [
     "EmptyOwnerID",
     "IdempotencyUnsupported",
     "InvalidActum",
+    "InvalidQuery",
+    "StoreUnsupported",
 ]
 
 
@@ -28,9 +30,20 @@ class InvalidActum(ChronicaError, ValueError):
     """``record_actum`` refused the actum; the message says what is wrong. Nothing was written."""
 
 
+class InvalidQuery(ChronicaError, ValueError):
+    """A read or a listing was given an argument chronica cannot take (an unknown kind
+    in a filter, a negative ``max_tokens``, a ``before`` that is not an actum of the
+    chronicum, a ``limit`` out of range); the message says which."""
+
+
 class EmptyOwnerID(ChronicaError, ValueError):
     """A call named no owner."""
 
 
 class IdempotencyUnsupported(ChronicaError):
     """An idempotency key was given to a store that is not an ``IdempotentStore``."""
+
+
+class StoreUnsupported(ChronicaError, NotImplementedError):
+    """The store lacks the capability a call needs (a batch, a listing, a delete, a
+    pop); the message names it. Raised before anything is written."""

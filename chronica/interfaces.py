@@ -1,12 +1,30 @@
-"""The store contract. Structural: a store inherits nothing, it only has the methods."""
+"""The store contract. Structural: a store inherits nothing, it only has the methods.
+
+``Store`` is what every store must have. The other protocols are capabilities a
+store may add; Chronicarius asks for each with ``isinstance`` once, and a call
+that needs a capability the store lacks raises ``StoreUnsupported`` (or, where it
+says so, takes a documented slower way). ``chronica.storeconformance`` has the
+cases that specify each of them.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from .values import ActaQuery, Actum, Chronicum
+from .values import ActaQuery, Actum, Chronicum, Recorded
 
-__all__ = ["IdempotentStore", "Store"]
+__all__ = [
+    "BatchStore",
+    "DeletingStore",
+    "IdempotentStore",
+    "ListingStore",
+    "OwnerScopedStore",
+    "PoppingStore",
+    "Store",
+    "TransactionalStore",
+    "WindowStore",
+]
 
 
 @runtime_checkable
@@ -20,8 +38,9 @@ class Store(Protocol):
       writes, bumps the chronicum's ``last_activity_at`` to that same moment and
       returns the full stored actum. A missing chronicum raises ``ChronicumNotFound``.
     * ``acta`` returns the acta in the order ``record`` was called (never by ``at``),
-      filtered first, then cut to the last ``query.last_n`` (``<= 0`` = all).
-      A missing chronicum raises ``ChronicumNotFound``, never an empty list.
+      filtered by ``query.kinds`` and ``query.actor_kinds`` first, then cut to the last
+      ``query.last_n`` (``<= 0`` = all). A missing chronicum raises
+      ``ChronicumNotFound``, never an empty list.
     * ``get`` returns the chronicum or raises ``ChronicumNotFound``.
     * Concurrent ``record`` calls all land, none twice.
     """
@@ -49,18 +68,100 @@ class IdempotentStore(Store, Protocol):
 
 
 @runtime_checkable
+class BatchStore(Protocol):
+    """A store that records several acta of one chronicum as one write.
+
+    ``record_batch`` appends ``acta`` (all of one chronicum, not empty) all or none,
+    one after the other in the given order with no other actum between them, every
+    one with the same ``at`` (the moment of the write, also the chronicum's new
+    ``last_activity_at``), and returns ``Recorded(stored acta, replayed=False)``.
+    With a ``key`` already used in that chronicum, it writes nothing and returns
+    ``Recorded(the acta that call stored and that are still there, replayed=True)``;
+    many concurrent calls with one key store exactly one batch. ``tokens[i]`` is the
+    token count of ``acta[i]`` for windows with ``max_tokens`` (``None``: not
+    counted). A missing chronicum raises ``ChronicumNotFound``.
+    """
+
+    def record_batch(
+        self, acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
+    ) -> Recorded: ...
+
+
+@runtime_checkable
+class WindowStore(Protocol):
+    """A store whose ``acta`` honours every field of ``ActaQuery``.
+
+    Besides the filters and ``last_n``: ``before`` (an actum ID) keeps only acta
+    recorded before that actum, and raises ``InvalidQuery`` if it is not an actum of
+    the chronicum; ``max_tokens`` keeps the newest acta whose token counts add up to
+    at most that many, stopping at the first that does not fit. An actum's count is
+    the one ``record_batch`` was given, else ``count_tokens_fallback``'s estimate.
+    Without this capability Chronicarius reads the filtered acta and cuts them itself.
+    """
+
+    supports_windows: bool
+
+
+@runtime_checkable
+class ListingStore(Protocol):
+    """``list_chronica`` returns the chronica of ``owner_id``, latest
+    ``last_activity_at`` first, ties by ID (ascending), at most ``limit`` of them,
+    starting after ``after`` (the last chronicum of the previous page) when given."""
+
+    def list_chronica(
+        self, owner_id: str, limit: int, after: Chronicum | None
+    ) -> list[Chronicum]: ...
+
+
+@runtime_checkable
+class DeletingStore(Protocol):
+    """``delete`` removes the chronicum and every actum of it, if it belongs to
+    ``owner_id``; else it raises ``ChronicumNotFound`` and removes nothing. A record
+    racing with it lands before the delete (and goes with it) or raises
+    ``ChronicumNotFound`` after it, never a database error."""
+
+    def delete(self, chronicum_id: str, owner_id: str) -> None: ...
+
+
+@runtime_checkable
+class PoppingStore(Protocol):
+    """``pop`` removes and returns the newest actum (in write order) of the chronicum
+    of ``owner_id``, or ``None`` if it has none; ``ChronicumNotFound`` if there is no
+    such chronicum of that owner. Two concurrent pops never return the same actum."""
+
+    def pop(self, chronicum_id: str, owner_id: str) -> Actum | None: ...
+
+
+@runtime_checkable
 class OwnerScopedStore(Protocol):
-    """An optional speed-up a store may add: the owner's check and the read or the
-    write in one step (``DjangoStore`` does each in one SQL statement).
+    """An optional speed-up: the owner's check and the read or the write in one step
+    (``DjangoStore`` does each in one SQL statement).
 
     Both answer ``None``, having read and written nothing, where the chronicum is
     missing or belongs to another owner; Chronicarius then takes the long way
-    (``get``, ``create``, ``record``), which decides between the two cases. They
-    check nothing else: every rule stays in Chronicarius.
+    (``get``, ``create``, ``record_batch``), which decides between the two cases.
+    Otherwise they behave exactly as ``record_batch`` and ``acta``. They check
+    nothing else: every rule stays in Chronicarius.
     """
 
-    def record_if_owner(self, owner_id: str, actum: Actum, key: str | None) -> Actum | None: ...
+    def record_batch_if_owner(
+        self,
+        owner_id: str,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+    ) -> Recorded | None: ...
 
     def acta_if_owner(
         self, owner_id: str, chronicum_id: str, query: ActaQuery
     ) -> list[Actum] | None: ...
+
+
+@runtime_checkable
+class TransactionalStore(Protocol):
+    """A store whose writes may sit inside a caller's transaction. ``on_commit`` runs
+    ``callback`` once that transaction commits (at once when there is none), never
+    after a rollback. Chronicarius sends its signals through it; a store without it
+    has committed by the time a write returns."""
+
+    def on_commit(self, callback: Callable[[], None]) -> None: ...

@@ -1,9 +1,9 @@
 """The rules of chronica, in one place.
 
 ``Chronicarius`` enforces every rule of the contract on top of a plain store.
-The module functions (``record_actum``, ``get_acta``, ``get_chronicum`` and
-their ``a*`` twins) call a Chronicarius built once from ``settings.CHRONICA``
-and rebuilt when that setting changes. Only the module functions need Django
+The module functions (``record_actum``, ``get_acta`` and the rest, with their
+``a*`` twins) call a Chronicarius built once from ``settings.CHRONICA`` and
+rebuilt when that setting changes. Only the module functions need Django
 settings; ``Chronicarius`` itself works in any Python process.
 """
 
@@ -11,34 +11,87 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
+import logging
 import secrets
 import threading
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.core.signals import setting_changed
 
-from .errors import ChronicumExists, ChronicumNotFound, IdempotencyUnsupported
-from .interfaces import IdempotentStore, OwnerScopedStore, Store
-from .validation import build_query, check_actum, check_owner, normalize_key, storable
-from .values import ActorKind, Actum, ActumKind, Chronicum
+from .errors import (
+    ChronicumExists,
+    ChronicumNotFound,
+    IdempotencyUnsupported,
+    InvalidQuery,
+    StoreUnsupported,
+)
+from .interfaces import (
+    BatchStore,
+    DeletingStore,
+    IdempotentStore,
+    ListingStore,
+    OwnerScopedStore,
+    PoppingStore,
+    Store,
+    TransactionalStore,
+    WindowStore,
+)
+from .signals import actum_recorded, chronicum_deleted
+from .tokens import estimate_tokens
+from .validation import (
+    DEFAULT_MAX_ACTUM_BYTES,
+    build_query,
+    check_batch,
+    check_chronicum_id,
+    check_identifier,
+    check_listing,
+    check_owner,
+    check_token_count,
+    normalize_key,
+    storable,
+)
+from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, Recorded
+from .windows import cut_window, keep_whole_tool_calls
 
 __all__ = [
     "Chronicarius",
+    "acreate_chronicum",
+    "adelete_chronicum",
     "aget_acta",
     "aget_chronicum",
+    "alist_chronica",
+    "apop_actum",
+    "arecord",
+    "arecord_acta",
     "arecord_actum",
-    "arecord_actum_replayed",
+    "create_chronicum",
+    "delete_chronicum",
     "get_acta",
     "get_chronicarius",
     "get_chronicum",
+    "list_chronica",
+    "owner_id_for",
+    "pop_actum",
+    "record",
+    "record_acta",
     "record_actum",
-    "record_actum_replayed",
 ]
+
+logger = logging.getLogger("chronica")
 
 Kinds = Iterable[ActumKind | str] | ActumKind | str | None
 ActorKinds = Iterable[ActorKind | str] | ActorKind | str | None
+TokenCounter = Callable[[Actum], int]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+# A write that finds its chronicum deleted under it creates it again and retries;
+# only a delete after every one of these attempts lets ChronicumNotFound through.
+_WRITE_ATTEMPTS = 5
 
 
 def new_id() -> str:
@@ -46,9 +99,19 @@ def new_id() -> str:
     return secrets.token_hex(16)
 
 
-def _check_id(name: str, value: object) -> None:
-    if not isinstance(value, str):
-        raise ValueError(f"{name} must be a string, not {type(value).__name__}")
+def _async_twin(
+    method: Callable[Concatenate[Chronicarius, _P], _R],
+) -> Callable[Concatenate[Chronicarius, _P], Awaitable[_R]]:
+    """The ``a*`` twin of a Chronicarius method: the same call in a worker thread."""
+
+    @functools.wraps(method)
+    async def twin(self: Chronicarius, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return await sync_to_async(method)(self, *args, **kwargs)
+
+    twin.__name__ = f"a{method.__name__}"
+    twin.__qualname__ = f"Chronicarius.a{method.__name__}"
+    twin.__doc__ = f"Async twin of :meth:`{method.__name__}`."
+    return twin
 
 
 class Chronicarius:
@@ -57,62 +120,123 @@ class Chronicarius:
     Every call names an owner. A chronicum that belongs to someone else answers
     ``ChronicumNotFound``, exactly like one that does not exist. Errors that are
     not chronica's own (a lost database connection) come back as they were raised.
+
+    ``token_counter(actum) -> int`` counts an actum's tokens when it is recorded
+    (default: :func:`chronica.tokens.estimate_tokens`); ``max_actum_bytes`` limits
+    ``content`` plus the JSON of ``data`` (``None``: no limit).
     """
 
-    def __init__(self, store: Store, *, id_factory: Callable[[], str] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        token_counter: TokenCounter | None = None,
+        max_actum_bytes: int | None = DEFAULT_MAX_ACTUM_BYTES,
+    ) -> None:
         self.store = store
         self.id_factory = id_factory or new_id
-        self._idempotent = isinstance(store, IdempotentStore)
+        self.token_counter = token_counter or estimate_tokens
+        self.max_actum_bytes = max_actum_bytes
+        self._batch = store if isinstance(store, BatchStore) else None
+        self._idempotent = self._batch is not None or isinstance(store, IdempotentStore)
         self._scoped = store if isinstance(store, OwnerScopedStore) else None
+        self._windows = isinstance(store, WindowStore) and bool(store.supports_windows)
+        self._listing = store if isinstance(store, ListingStore) else None
+        self._deleting = store if isinstance(store, DeletingStore) else None
+        self._popping = store if isinstance(store, PoppingStore) else None
+        self._transactional = store if isinstance(store, TransactionalStore) else None
 
     def __repr__(self) -> str:
         return f"<Chronicarius store={self.store!r}>"
 
-    # -- the three calls -------------------------------------------------
+    # -- writing ---------------------------------------------------------
 
-    def record_actum(
-        self, owner_id: str, actum: Actum, *, idempotency_key: str | None = None
-    ) -> Actum:
-        """Record ``actum`` for ``owner_id`` and return it as stored.
+    def record(
+        self, owner_id: str, acta: Sequence[Actum], *, idempotency_key: str | None = None
+    ) -> Recorded:
+        """The one write: record ``acta`` (a batch into one chronicum) for ``owner_id``.
 
-        Validates before touching the store (``InvalidActum``), creates the
-        chronicum for ``owner_id`` on its first actum, gives the actum a new ID and
-        returns the stored actum. With an ``idempotency_key`` already used in that
-        chronicum, returns the actum stored the first time and writes nothing.
-        """
-        stored, _replayed = self.record_actum_replayed(
-            owner_id, actum, idempotency_key=idempotency_key
-        )
-        return stored
-
-    def record_actum_replayed(
-        self, owner_id: str, actum: Actum, *, idempotency_key: str | None = None
-    ) -> tuple[Actum, bool]:
-        """:meth:`record_actum`, and whether the stored actum is a replay.
-
-        A replay is the actum an earlier call with the same idempotency key stored,
-        returned now with nothing written (the HTTP API answers it with 200, not
-        201). Told apart by its ID, so ``id_factory`` must not repeat IDs.
+        Every actum is validated before anything is written (``InvalidActum``); they
+        land all or none, one after the other with no other actum between them. The
+        chronicum is created for ``owner_id`` by its first write; every actum gets a
+        new ID. With an ``idempotency_key`` already used in that chronicum, nothing
+        is written and the acta stored the first time come back, with
+        ``replayed=True``. An empty batch writes and creates nothing.
         """
         check_owner(owner_id)
         key = normalize_key(idempotency_key)
-        check_actum(owner_id, actum, key)
+        batch = check_batch(owner_id, acta, key, self.max_actum_bytes)
+        if not batch:
+            return Recorded([])
         if key is not None and not self._idempotent:
             raise IdempotencyUnsupported(
                 f"{type(self.store).__name__} does not implement IdempotentStore"
             )
-        new_id = self.id_factory()
-        to_store = dataclasses.replace(actum, id=new_id, at=None)
-        if self._scoped is not None:
-            # check_actum has made owner_id and chronicum_id storable strings.
-            stored = self._scoped.record_if_owner(owner_id, to_store, key)
-            if stored is not None:
-                return stored, stored.id != new_id
-        self._own(owner_id, actum.chronicum_id, create=True)
+        if len(batch) > 1 and self._batch is None:
+            raise StoreUnsupported(
+                f"{type(self.store).__name__} cannot record a batch (it is not a BatchStore)"
+            )
+        to_store = [dataclasses.replace(actum, id=self.id_factory(), at=None) for actum in batch]
+        tokens = [check_token_count(self.token_counter(actum), actum) for actum in to_store]
+        chronicum_id = batch[0].chronicum_id
+        for _attempt in range(_WRITE_ATTEMPTS):
+            if self._scoped is not None:
+                recorded = self._scoped.record_batch_if_owner(owner_id, to_store, key, tokens)
+                if recorded is not None:
+                    return self._announce(owner_id, recorded)
+            self._own(owner_id, chronicum_id, create=True)
+            try:
+                recorded = self._store_batch(to_store, key, tokens)
+            except ChronicumNotFound:
+                continue  # deleted since _own saw it: the next attempt creates it again
+            return self._announce(owner_id, recorded)
+        raise ChronicumNotFound(chronicum_id)
+
+    def record_actum(
+        self, owner_id: str, actum: Actum, *, idempotency_key: str | None = None
+    ) -> Actum:
+        """Record one actum and return it as stored (see :meth:`record`). With a key
+        already used in the chronicum, the actum stored the first time comes back."""
+        return self.record(owner_id, [actum], idempotency_key=idempotency_key).acta[0]
+
+    def record_acta(
+        self, owner_id: str, acta: Sequence[Actum], *, idempotency_key: str | None = None
+    ) -> list[Actum]:
+        """Record a batch and return it as stored (see :meth:`record`): all or none,
+        contiguous, in the given order; a keyed replay returns the first batch."""
+        return self.record(owner_id, acta, idempotency_key=idempotency_key).acta
+
+    def _store_batch(
+        self, acta: list[Actum], key: str | None, tokens: Sequence[int | None]
+    ) -> Recorded:
+        if self._batch is not None:
+            return self._batch.record_batch(acta, key, tokens)
+        (actum,) = acta
         if key is None:
-            return self.store.record(to_store), False
-        stored = self.store.record_idempotent(to_store, key)  # type: ignore[attr-defined]
-        return stored, stored.id != new_id
+            return Recorded([self.store.record(actum)])
+        stored = self.store.record_idempotent(actum, key)  # type: ignore[attr-defined]
+        # A store with only the original methods tells a replay by the ID it returns.
+        return Recorded([stored], replayed=stored.id != actum.id)
+
+    def _announce(self, owner_id: str, recorded: Recorded) -> Recorded:
+        if not recorded.replayed and actum_recorded.has_listeners():
+            acta = recorded.acta
+
+            def send() -> None:
+                for actum in acta:
+                    _send(actum_recorded, owner_id=owner_id, actum=actum)
+
+            self._after_commit(send)
+        return recorded
+
+    def _after_commit(self, callback: Callable[[], None]) -> None:
+        if self._transactional is not None:
+            self._transactional.on_commit(callback)
+        else:
+            callback()
+
+    # -- reading ---------------------------------------------------------
 
     def get_acta(
         self,
@@ -122,73 +246,135 @@ class Chronicarius:
         kinds: Kinds = None,
         actor_kinds: ActorKinds = None,
         last_n: int = 0,
+        max_tokens: int | None = None,
+        whole_tool_calls: bool = False,
+        before: str | None = None,
     ) -> list[Actum]:
-        """Return the context window: filtered by kinds and actor kinds, then the last
-        ``last_n`` (``<= 0`` = all), oldest first in write order."""
+        """The context window, oldest first in write order.
+
+        Filtered by ``kinds`` and ``actor_kinds`` first; then the newest acta that
+        pass, at most ``last_n`` (``<= 0``: all) and, with ``max_tokens``, as many
+        as add up to at most that many tokens (the first that does not fit ends
+        the window). ``before`` (an actum ID of this chronicum) takes the window
+        from the acta recorded before it. ``whole_tool_calls`` then leaves out every
+        tool response whose tool request (same ``call_id``) is not in the window.
+        A bad argument raises ``InvalidQuery``.
+        """
         check_owner(owner_id)
-        query = build_query(kinds, actor_kinds, last_n)
-        if self._scoped is not None:
+        query = build_query(kinds, actor_kinds, last_n, max_tokens, before)
+        if not isinstance(whole_tool_calls, bool):
+            raise InvalidQuery(
+                f"whole_tool_calls must be True or False, not {type(whole_tool_calls).__name__}"
+            )
+        acta = self._window(owner_id, chronicum_id, query)
+        return keep_whole_tool_calls(acta) if whole_tool_calls else acta
+
+    def _window(self, owner_id: str, chronicum_id: str, query: ActaQuery) -> list[Actum]:
+        in_store = self._windows or (query.max_tokens is None and query.before is None)
+        if self._scoped is not None and in_store:
             self._check_ids(owner_id, chronicum_id)
             acta = self._scoped.acta_if_owner(owner_id, chronicum_id, query)
             if acta is None:
                 raise ChronicumNotFound(chronicum_id)
             return acta
         self._own(owner_id, chronicum_id)
-        return self.store.acta(chronicum_id, query)
+        if in_store:
+            return self.store.acta(chronicum_id, query)
+        # A store that cannot cut the window itself: read the whole chronicum and cut
+        # it here, counting tokens now (such a store kept no counts).
+        return cut_window(self.store.acta(chronicum_id, ActaQuery()), query, self.token_counter)
 
     def get_chronicum(self, owner_id: str, chronicum_id: str) -> Chronicum:
         """Return the chronicum if it belongs to ``owner_id``, else ``ChronicumNotFound``."""
         check_owner(owner_id)
         return self._own(owner_id, chronicum_id)
 
+    # -- the session lifecycle -------------------------------------------
+
+    def create_chronicum(self, owner_id: str, chronicum_id: str | None = None) -> Chronicum:
+        """Create an empty chronicum for ``owner_id``: with no ID, a new unguessable one
+        from ``id_factory``. An ID that is taken, by anyone, raises ``ChronicumExists``."""
+        check_owner(owner_id)
+        check_identifier("owner_id", owner_id)
+        chronicum_id = self.id_factory() if chronicum_id is None else chronicum_id
+        check_chronicum_id(chronicum_id)
+        now = dt.datetime.now(dt.UTC)
+        chronicum = Chronicum(chronicum_id, owner_id, now, now)
+        self.store.create(chronicum)
+        return chronicum
+
+    def list_chronica(
+        self, owner_id: str, *, limit: int = 100, before: Chronicum | str | None = None
+    ) -> list[Chronicum]:
+        """The owner's chronica, latest ``last_activity_at`` first (ties by ID), at most
+        ``limit`` (1 to 1000). ``before`` is the last chronicum of the previous page
+        (or its ID), and the page starts after it."""
+        check_owner(owner_id)
+        limit, position = check_listing(limit, before)
+        store = self._require(self._listing, "list chronica (it is not a ListingStore)")
+        if not storable(owner_id):
+            return []
+        if isinstance(position, str):
+            try:
+                position = self._own(owner_id, position)
+            except ChronicumNotFound:
+                raise InvalidQuery(
+                    f"before={position!r} is not a chronicum of this owner"
+                ) from None
+        return store.list_chronica(owner_id, limit, position)
+
+    def delete_chronicum(self, owner_id: str, chronicum_id: str) -> None:
+        """Delete the chronicum and all its acta. Someone else's, or a missing one,
+        raises ``ChronicumNotFound``. A write racing with the delete lands before it
+        (and goes with it) or after it, in the chronicum created again for its writer."""
+        check_owner(owner_id)
+        store = self._require(self._deleting, "delete a chronicum (it is not a DeletingStore)")
+        self._check_ids(owner_id, chronicum_id)
+        store.delete(chronicum_id, owner_id)
+        if chronicum_deleted.has_listeners():
+            self._after_commit(
+                lambda: _send(chronicum_deleted, owner_id=owner_id, chronicum_id=chronicum_id)
+            )
+
+    def pop_actum(self, owner_id: str, chronicum_id: str) -> Actum | None:
+        """Remove and return the newest actum (in write order); ``None`` when the
+        chronicum has none. Two concurrent pops never return the same actum."""
+        check_owner(owner_id)
+        store = self._require(self._popping, "pop an actum (it is not a PoppingStore)")
+        self._check_ids(owner_id, chronicum_id)
+        return store.pop(chronicum_id, owner_id)
+
+    def _require(self, capability: _R | None, what: str) -> _R:
+        if capability is None:
+            raise StoreUnsupported(f"{type(self.store).__name__} cannot {what}")
+        return capability
+
     # -- async twins -----------------------------------------------------
 
-    async def arecord_actum(
-        self, owner_id: str, actum: Actum, *, idempotency_key: str | None = None
-    ) -> Actum:
-        """Async twin of :meth:`record_actum`."""
-        return await sync_to_async(self.record_actum)(
-            owner_id, actum, idempotency_key=idempotency_key
-        )
-
-    async def arecord_actum_replayed(
-        self, owner_id: str, actum: Actum, *, idempotency_key: str | None = None
-    ) -> tuple[Actum, bool]:
-        """Async twin of :meth:`record_actum_replayed`."""
-        return await sync_to_async(self.record_actum_replayed)(
-            owner_id, actum, idempotency_key=idempotency_key
-        )
-
-    async def aget_acta(
-        self,
-        owner_id: str,
-        chronicum_id: str,
-        *,
-        kinds: Kinds = None,
-        actor_kinds: ActorKinds = None,
-        last_n: int = 0,
-    ) -> list[Actum]:
-        """Async twin of :meth:`get_acta`."""
-        return await sync_to_async(self.get_acta)(
-            owner_id, chronicum_id, kinds=kinds, actor_kinds=actor_kinds, last_n=last_n
-        )
-
-    async def aget_chronicum(self, owner_id: str, chronicum_id: str) -> Chronicum:
-        """Async twin of :meth:`get_chronicum`."""
-        return await sync_to_async(self.get_chronicum)(owner_id, chronicum_id)
+    arecord = _async_twin(record)
+    arecord_actum = _async_twin(record_actum)
+    arecord_acta = _async_twin(record_acta)
+    aget_acta = _async_twin(get_acta)
+    aget_chronicum = _async_twin(get_chronicum)
+    acreate_chronicum = _async_twin(create_chronicum)
+    alist_chronica = _async_twin(list_chronica)
+    adelete_chronicum = _async_twin(delete_chronicum)
+    apop_actum = _async_twin(pop_actum)
 
     # -- ownership -------------------------------------------------------
 
     @staticmethod
     def _check_ids(owner_id: str, chronicum_id: str) -> None:
-        _check_id("owner_id", owner_id)
-        _check_id("chronicum_id", chronicum_id)
+        for name, value in (("owner_id", owner_id), ("chronicum_id", chronicum_id)):
+            if not isinstance(value, str):
+                raise InvalidQuery(f"{name} must be a string, not {type(value).__name__}")
         if not (storable(owner_id) and storable(chronicum_id)):
             # No store can hold such an ID, so no such chronicum exists.
             raise ChronicumNotFound(chronicum_id)
 
     def _own(self, owner_id: str, chronicum_id: str, *, create: bool = False) -> Chronicum:
-        """Rule 4 (and 5 when ``create``): the chronicum, if it is ``owner_id``'s."""
+        """The chronicum, if it is ``owner_id``'s; with ``create``, a missing one is
+        created for ``owner_id`` first."""
         self._check_ids(owner_id, chronicum_id)
         try:
             chronicum = self.store.get(chronicum_id)
@@ -208,6 +394,19 @@ class Chronicarius:
         return chronicum
 
 
+def _send(signal: Any, **kwargs: Any) -> None:
+    # A receiver that fails must not undo or un-acknowledge a write that has
+    # committed: its error is logged, and the other receivers still run.
+    for receiver, result in signal.send_robust(sender=Chronicarius, **kwargs):
+        if isinstance(result, Exception):
+            logger.error(
+                "chronica: receiver %r of %s failed",
+                receiver,
+                signal.name,
+                exc_info=(type(result), result, result.__traceback__),
+            )
+
+
 # -- the configured Chronicarius ------------------------------------------
 
 _lock = threading.Lock()
@@ -223,7 +422,11 @@ def get_chronicarius() -> Chronicarius:
             if _configured is None:
                 from .conf import chronica_settings
 
-                _configured = Chronicarius(chronica_settings.build_store())
+                _configured = Chronicarius(
+                    chronica_settings.build_store(),
+                    token_counter=chronica_settings.token_counter(),
+                    max_actum_bytes=chronica_settings.MAX_ACTUM_BYTES,
+                )
             chronicarius = _configured
     return chronicarius
 
@@ -243,69 +446,64 @@ def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
 setting_changed.connect(_on_setting_changed, dispatch_uid="chronica.services.setting_changed")
 
 
-def record_actum(owner_id: str, actum: Actum, *, idempotency_key: str | None = None) -> Actum:
-    """:meth:`Chronicarius.record_actum` on the configured store."""
-    return get_chronicarius().record_actum(owner_id, actum, idempotency_key=idempotency_key)
+def owner_id_for(user: Any) -> str:
+    """The owner ID of a Django user: ``CHRONICA["OWNER_ID"](user)`` (default
+    ``str(user.pk)``). The API, views, tasks and agents all map users to owners
+    through this one function. An anonymous user has none: ``EmptyOwnerID``."""
+    from .conf import chronica_settings
+    from .errors import EmptyOwnerID
+
+    if user is None or not getattr(user, "is_authenticated", True):
+        raise EmptyOwnerID("an anonymous user has no owner ID")
+    owner_id = chronica_settings.owner_id_function()(user)
+    if not isinstance(owner_id, str):
+        raise TypeError(f"CHRONICA['OWNER_ID'] returned {type(owner_id).__name__}, not a str")
+    return owner_id
 
 
-def record_actum_replayed(
-    owner_id: str, actum: Actum, *, idempotency_key: str | None = None
-) -> tuple[Actum, bool]:
-    """:meth:`Chronicarius.record_actum_replayed` on the configured store."""
-    return get_chronicarius().record_actum_replayed(
-        owner_id, actum, idempotency_key=idempotency_key
-    )
+def _on_configured(
+    method: Callable[Concatenate[Chronicarius, _P], _R],
+) -> Callable[_P, _R]:
+    """A module function: ``method`` of the configured Chronicarius."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return getattr(get_chronicarius(), name)(*args, **kwargs)  # type: ignore[no-any-return]
+
+    call.__doc__ = f":meth:`Chronicarius.{name}` on the configured store."
+    return call
 
 
-def get_acta(
-    owner_id: str,
-    chronicum_id: str,
-    *,
-    kinds: Kinds = None,
-    actor_kinds: ActorKinds = None,
-    last_n: int = 0,
-) -> list[Actum]:
-    """:meth:`Chronicarius.get_acta` on the configured store."""
-    return get_chronicarius().get_acta(
-        owner_id, chronicum_id, kinds=kinds, actor_kinds=actor_kinds, last_n=last_n
-    )
+def _on_configured_async(
+    method: Callable[Concatenate[Chronicarius, _P], Awaitable[_R]],
+) -> Callable[_P, Awaitable[_R]]:
+    """An async module function: ``method`` of the configured Chronicarius."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    async def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return await getattr(get_chronicarius(), name)(*args, **kwargs)  # type: ignore[no-any-return]
+
+    call.__doc__ = f":meth:`Chronicarius.{name}` on the configured store."
+    return call
 
 
-def get_chronicum(owner_id: str, chronicum_id: str) -> Chronicum:
-    """:meth:`Chronicarius.get_chronicum` on the configured store."""
-    return get_chronicarius().get_chronicum(owner_id, chronicum_id)
-
-
-async def arecord_actum(
-    owner_id: str, actum: Actum, *, idempotency_key: str | None = None
-) -> Actum:
-    """Async twin of :func:`record_actum`."""
-    return await sync_to_async(record_actum)(owner_id, actum, idempotency_key=idempotency_key)
-
-
-async def arecord_actum_replayed(
-    owner_id: str, actum: Actum, *, idempotency_key: str | None = None
-) -> tuple[Actum, bool]:
-    """Async twin of :func:`record_actum_replayed`."""
-    return await sync_to_async(record_actum_replayed)(
-        owner_id, actum, idempotency_key=idempotency_key
-    )
-
-
-async def aget_acta(
-    owner_id: str,
-    chronicum_id: str,
-    *,
-    kinds: Kinds = None,
-    actor_kinds: ActorKinds = None,
-    last_n: int = 0,
-) -> list[Actum]:
-    """Async twin of :func:`get_acta`."""
-    return await sync_to_async(get_acta)(
-        owner_id, chronicum_id, kinds=kinds, actor_kinds=actor_kinds, last_n=last_n
-    )
-
-
-async def aget_chronicum(owner_id: str, chronicum_id: str) -> Chronicum:
-    """Async twin of :func:`get_chronicum`."""
-    return await sync_to_async(get_chronicum)(owner_id, chronicum_id)
+record = _on_configured(Chronicarius.record)
+record_actum = _on_configured(Chronicarius.record_actum)
+record_acta = _on_configured(Chronicarius.record_acta)
+get_acta = _on_configured(Chronicarius.get_acta)
+get_chronicum = _on_configured(Chronicarius.get_chronicum)
+create_chronicum = _on_configured(Chronicarius.create_chronicum)
+list_chronica = _on_configured(Chronicarius.list_chronica)
+delete_chronicum = _on_configured(Chronicarius.delete_chronicum)
+pop_actum = _on_configured(Chronicarius.pop_actum)
+arecord = _on_configured_async(Chronicarius.arecord)
+arecord_actum = _on_configured_async(Chronicarius.arecord_actum)
+arecord_acta = _on_configured_async(Chronicarius.arecord_acta)
+aget_acta = _on_configured_async(Chronicarius.aget_acta)
+aget_chronicum = _on_configured_async(Chronicarius.aget_chronicum)
+acreate_chronicum = _on_configured_async(Chronicarius.acreate_chronicum)
+alist_chronica = _on_configured_async(Chronicarius.alist_chronica)
+adelete_chronicum = _on_configured_async(Chronicarius.adelete_chronicum)
+apop_actum = _on_configured_async(Chronicarius.apop_actum)

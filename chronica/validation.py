@@ -1,27 +1,50 @@
-"""Checks of caller input, shared by every Chronicarius call (SPEC rules 1, 2, 7 and 8)."""
+"""Checks of caller input, shared by every Chronicarius call.
+
+Everything a store could not keep the same way on every database is refused here,
+before a store is touched, so that no raw database error reaches a caller and
+every store behaves alike.
+"""
 
 from __future__ import annotations
 
+import json
+import math
 import re
+import unicodedata
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from .errors import EmptyOwnerID, InvalidActum
-from .values import ActaQuery, ActorKind, Actum, ActumKind
+from .errors import EmptyOwnerID, InvalidActum, InvalidQuery
+from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum
 
 MAX_LENGTH = 255
-"""The longest chronicum ID, actor, owner and idempotency key chronica accepts."""
+"""The longest chronicum ID, actor, call ID, owner and idempotency key chronica accepts."""
+
+DEFAULT_MAX_ACTUM_BYTES = 4 * 1024 * 1024
+"""The default limit of ``content`` plus the JSON of ``data``, in bytes of UTF-8."""
 
 _E = TypeVar("_E", bound=StrEnum)
 
 # A lone surrogate (JSON can carry one as "\ud800") is a Python str no database
 # driver can encode: refuse it here instead of half-writing and failing in the driver.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# C0, DEL and C1: never part of an identifier a person could read or type.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+# Characters that change how the text around them is shown, or show as nothing: bidi
+# controls (an ID could read backwards), zero-width spaces, the byte order mark,
+# soft hyphen; and line and paragraph separators. Joiners stay allowed: emoji
+# sequences and some scripts need them.
+_INVISIBLE = re.compile(
+    "[\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+_TOOL_KINDS = (ActumKind.TOOL_REQUEST, ActumKind.TOOL_RESPONSE)
+_KNOWN_KINDS = ", ".join(k.value for k in ActumKind)
+_KNOWN_ACTOR_KINDS = ", ".join(k.value for k in ActorKind)
 
 
 def check_owner(owner_id: object) -> None:
-    """Rule 1: every call names an owner."""
+    """Every call names an owner."""
     if owner_id is None or owner_id == "":
         raise EmptyOwnerID("owner_id is empty")
 
@@ -48,31 +71,188 @@ def _check_text(name: str, value: object, *, limit: int | None = MAX_LENGTH) -> 
         raise InvalidActum(f"{name} is longer than {limit} characters")
 
 
-def check_actum(owner_id: str, actum: object, key: str | None) -> Actum:
-    """Rule 2: refuse what no store could keep the same way, before the store is touched."""
+def check_identifier(name: str, value: object) -> None:
+    """An ID, an actor, an owner or a key: a string of at most 255 characters with no
+    control character (tab and newline included) and nothing no database can keep."""
+    _check_text(name, value)
+    assert isinstance(value, str)
+    if found := _CONTROL.search(value):
+        raise InvalidActum(f"{name} contains the control character {found.group()!r}")
+
+
+def check_chronicum_id(chronicum_id: object) -> str:
+    """A chronicum ID a person can read, type and put in a URL.
+
+    Besides the rules of every identifier: not empty, no character that shows as
+    nothing or reorders the text around it (bidi controls such as the right-to-left
+    override, zero-width spaces, the byte order mark), no line or paragraph
+    separator, no space at either end, and not ``.`` or ``..`` (which URLs resolve
+    away). Raises ``InvalidActum``.
+    """
+    check_identifier("chronicum_id", chronicum_id)
+    assert isinstance(chronicum_id, str)
+    if chronicum_id == "":
+        raise InvalidActum("chronicum_id is empty")
+    if chronicum_id in (".", ".."):
+        raise InvalidActum(f"chronicum_id {chronicum_id!r} cannot be named in a URL")
+    if chronicum_id != chronicum_id.strip():
+        raise InvalidActum("chronicum_id starts or ends with white space")
+    if found := _INVISIBLE.search(chronicum_id):
+        char = found.group()
+        raise InvalidActum(
+            f"chronicum_id contains the invisible character U+{ord(char):04X}"
+            f" ({unicodedata.name(char, 'unnamed')})"
+        )
+    return chronicum_id
+
+
+def _check_json(value: Any, depth: int = 0) -> None:
+    # Only what every database gives back equal: a tuple would come back a list,
+    # an int key a string key, NaN is not JSON at all.
+    if depth > 200:
+        raise InvalidActum("data is nested more than 200 levels deep")
+    if value is None or isinstance(value, bool | int):
+        return
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise InvalidActum("data contains a NUL character in a string")
+        if _SURROGATE.search(value):
+            raise InvalidActum("data contains a lone surrogate in a string")
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidActum(f"data contains {value!r}, which is not a JSON number")
+        return
+    if isinstance(value, list):
+        for item in value:
+            _check_json(item, depth + 1)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidActum(
+                    f"data has an object key of type {type(key).__name__}; JSON keys are strings"
+                )
+            if "\x00" in key:
+                raise InvalidActum("data contains a NUL character in an object key")
+            if _SURROGATE.search(key):
+                raise InvalidActum("data contains a lone surrogate in an object key")
+            _check_json(item, depth + 1)
+        return
+    raise InvalidActum(f"data contains a {type(value).__name__}, which is not a JSON value")
+
+
+_BIG_FLOAT = 1e16
+_PLACEHOLDER = "\x00f"
+
+
+def dumps_data(data: Any) -> str:
+    """The JSON text of ``data`` (already checked) as chronica stores it.
+
+    Compact, UTF-8 as is. A float of 1e16 or more is written out in full with a
+    ``.0`` (``10000000000000000.0``, not ``1e+16``): PostgreSQL's ``jsonb`` keeps
+    numbers as decimals and prints ``1e+16`` back without a point, which would turn
+    the float into an int.
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if "e+" not in text:
+        return text
+    floats: list[float] = []
+
+    def mark(value: Any) -> Any:
+        if isinstance(value, float) and abs(value) >= _BIG_FLOAT:
+            floats.append(value)
+            return f"{_PLACEHOLDER}{len(floats) - 1}"
+        if isinstance(value, list):
+            return [mark(item) for item in value]
+        if isinstance(value, dict):
+            return {key: mark(item) for key, item in value.items()}
+        return value
+
+    text = json.dumps(mark(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    # A NUL cannot occur in checked data, so the placeholders are unambiguous.
+    for i, value in enumerate(floats):
+        text = text.replace(f'"\\u0000f{i}"', f"{int(value)}.0", 1)
+    return text
+
+
+def loads_data(text: str | None) -> Any:
+    """``data`` back from its stored JSON text (``None`` for no data)."""
+    if text is None:
+        return None
+    return json.loads(text)
+
+
+def check_actum(
+    owner_id: str, actum: object, key: str | None, max_bytes: int | None = DEFAULT_MAX_ACTUM_BYTES
+) -> Actum:
+    """Refuse what no store could keep the same way, before the store is touched."""
     if not isinstance(actum, Actum):
         raise InvalidActum(f"actum must be a chronica.Actum, not {type(actum).__name__}")
-    _check_text("owner_id", owner_id)
-    _check_text("chronicum_id", actum.chronicum_id)
-    if actum.chronicum_id == "":
-        raise InvalidActum("chronicum_id is empty")
-    _check_text("actor", actum.actor)
+    check_identifier("owner_id", owner_id)
+    check_chronicum_id(actum.chronicum_id)
+    check_identifier("actor", actum.actor)
     if actum.actor == "":
         raise InvalidActum("actor is empty")
     if not isinstance(actum.kind, ActumKind):
-        raise InvalidActum(f"unknown kind {actum.kind!r}")
+        raise InvalidActum(f"unknown kind {actum.kind!r} (known: {_KNOWN_KINDS})")
     if not isinstance(actum.actor_kind, ActorKind):
-        raise InvalidActum(f"unknown actor_kind {actum.actor_kind!r}")
+        raise InvalidActum(f"unknown actor_kind {actum.actor_kind!r} (known: {_KNOWN_ACTOR_KINDS})")
     _check_text("content", actum.content, limit=None)
     if actum.content == "" and actum.kind in (ActumKind.MESSAGE, ActumKind.THOUGHT):
         raise InvalidActum(f"content is empty (a {actum.kind.value} needs content)")
+    check_identifier("call_id", actum.call_id)
+    if actum.call_id and actum.kind not in _TOOL_KINDS:
+        raise InvalidActum(
+            f"a {actum.kind.value} cannot carry a call_id; only a tool_request or a"
+            " tool_response can"
+        )
+    size = len(actum.content.encode()) if max_bytes is not None else 0
+    if actum.data is not None:
+        try:
+            _check_json(actum.data)
+        except RecursionError:
+            raise InvalidActum("data is nested too deeply") from None
+        if max_bytes is not None:
+            size += len(dumps_data(actum.data).encode())
+    if max_bytes is not None and size > max_bytes:
+        raise InvalidActum(
+            f"content and data are {size} bytes of UTF-8, more than the limit of {max_bytes}"
+            " (CHRONICA['MAX_ACTUM_BYTES'])"
+        )
     if key is not None:
-        _check_text("idempotency_key", key)
+        check_identifier("idempotency_key", key)
     return actum
 
 
+def check_batch(
+    owner_id: str,
+    acta: object,
+    key: str | None,
+    max_bytes: int | None = DEFAULT_MAX_ACTUM_BYTES,
+) -> list[Actum]:
+    """Every actum of a batch, checked before any is written; all of one chronicum."""
+    if isinstance(acta, Actum | str | bytes | dict) or not isinstance(acta, Iterable):
+        raise InvalidActum(f"acta must be a list of chronica.Actum, not {type(acta).__name__}")
+    batch = list(acta)
+    for position, actum in enumerate(batch):
+        try:
+            check_actum(owner_id, actum, key, max_bytes)
+        except InvalidActum as exc:
+            if len(batch) == 1:
+                raise
+            raise InvalidActum(f"actum {position}: {exc}") from None
+    chronicum_ids = {actum.chronicum_id for actum in batch}
+    if len(chronicum_ids) > 1:
+        raise InvalidActum(
+            "a batch goes into one chronicum; these acta name "
+            + ", ".join(repr(c) for c in sorted(chronicum_ids))
+        )
+    return batch
+
+
 def normalize_key(key: object) -> str | None:
-    """Rule 8: an empty key is no key."""
+    """An empty key is no key."""
     if key is None or key == "":
         return None
     return key  # type: ignore[return-value]
@@ -89,20 +269,65 @@ def _members(enum: type[_E], name: str, values: Iterable[Any] | str | None) -> f
             members.add(enum(value))
         except ValueError:
             known = ", ".join(m.value for m in enum)
-            raise ValueError(f"unknown {name} {value!r} (known: {known})") from None
+            raise InvalidQuery(f"unknown {name} {value!r} (known: {known})") from None
     return frozenset(members)
+
+
+def _integer(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidQuery(f"{name} must be an integer, not {type(value).__name__}")
+    return value
 
 
 def build_query(
     kinds: Iterable[ActumKind | str] | ActumKind | str | None,
     actor_kinds: Iterable[ActorKind | str] | ActorKind | str | None,
     last_n: int,
+    max_tokens: int | None = None,
+    before: str | None = None,
 ) -> ActaQuery:
-    """Rule 7: unknown kinds are a ValueError; ``last_n <= 0`` means no limit."""
-    if isinstance(last_n, bool) or not isinstance(last_n, int):
-        raise ValueError(f"last_n must be an integer, not {type(last_n).__name__}")
+    """The store's query from a window's arguments; ``InvalidQuery`` for what cannot be.
+
+    Unknown kinds are refused; ``last_n <= 0`` means no limit; ``max_tokens`` is
+    ``None`` (no budget) or at least 0; ``before`` is ``None`` or an actum ID.
+    """
+    last_n = _integer("last_n", last_n)
+    if max_tokens is not None:
+        max_tokens = _integer("max_tokens", max_tokens)
+        if max_tokens < 0:
+            raise InvalidQuery(f"max_tokens must be 0 or more, not {max_tokens}")
+    if before is not None and not isinstance(before, str):
+        raise InvalidQuery(f"before must be an actum ID (a string), not {type(before).__name__}")
     return ActaQuery(
         kinds=_members(ActumKind, "kind", kinds),
         actor_kinds=_members(ActorKind, "actor_kind", actor_kinds),
         last_n=max(last_n, 0),
+        max_tokens=max_tokens,
+        before=before,
     )
+
+
+MAX_LIST_LIMIT = 1000
+
+
+def check_listing(limit: object, before: object) -> tuple[int, Chronicum | str | None]:
+    """``list_chronica``'s page size (1 to 1000) and where the page starts."""
+    limit = _integer("limit", limit)
+    if not 1 <= limit <= MAX_LIST_LIMIT:
+        raise InvalidQuery(f"limit must be from 1 to {MAX_LIST_LIMIT}, not {limit}")
+    if before is not None and not isinstance(before, Chronicum | str):
+        raise InvalidQuery(
+            "before must be the last chronicum of the previous page (or its ID),"
+            f" not {type(before).__name__}"
+        )
+    return limit, before
+
+
+def check_token_count(count: object, actum: Actum) -> int:
+    """What a token counter returned: an integer of 0 or more."""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise TypeError(
+            f"the token counter returned {count!r} for an actum of kind {actum.kind};"
+            " it must return an int of 0 or more"
+        )
+    return count

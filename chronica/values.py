@@ -5,8 +5,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from enum import StrEnum
+from typing import Any
 
-__all__ = ["ActaQuery", "ActorKind", "Actum", "ActumKind", "Chronicum"]
+__all__ = ["ActaQuery", "ActorKind", "Actum", "ActumKind", "Chronicum", "Recorded"]
+
+JSON = Any
+"""A JSON value: dict (string keys), list, str, int, float, bool or None."""
 
 
 class ActumKind(StrEnum):
@@ -55,7 +59,10 @@ class Actum:
 
     ``kind`` and ``actor_kind`` accept the enum member or its string value; a
     known string value is turned into the member. ``id`` and ``at`` are set by
-    chronica when the actum is recorded.
+    chronica when the actum is recorded. ``call_id`` ties a tool request to its
+    tool response(s); ``data`` is any JSON value, the structured form of the actum
+    (an agent framework's item), given back equal to what was recorded, while
+    ``content`` stays the readable text.
     """
 
     chronicum_id: str
@@ -65,16 +72,100 @@ class Actum:
     content: str = ""
     id: str = ""
     at: dt.datetime | None = None
+    call_id: str = ""
+    data: JSON = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", _as_member(ActumKind, self.kind))
         object.__setattr__(self, "actor_kind", _as_member(ActorKind, self.actor_kind))
 
 
+STORED_ACTUM_FIELDS = (
+    "chronicum_id",
+    "kind",
+    "actor_kind",
+    "actor",
+    "content",
+    "id",
+    "at",
+    "call_id",
+    "data",
+)
+if tuple(f.name for f in dataclasses.fields(Actum)) != STORED_ACTUM_FIELDS:
+    # stored_actum() sets every field by position: a field added to Actum must be
+    # added there too, or acta read back from a store would lack it.
+    raise RuntimeError("chronica.values.stored_actum() does not set every field of Actum")
+
+_new = object.__new__
+# Unpacking fails loudly if a field is added without a setter here.
+(
+    _set_chronicum_id,
+    _set_kind,
+    _set_actor_kind,
+    _set_actor,
+    _set_content,
+    _set_id,
+    _set_at,
+    _set_call_id,
+    _set_data,
+) = (getattr(Actum, name).__set__ for name in STORED_ACTUM_FIELDS)
+
+
+def stored_actum(
+    chronicum_id: str,
+    kind: ActumKind,
+    actor_kind: ActorKind,
+    actor: str,
+    content: str,
+    id: str,
+    at: dt.datetime,
+    call_id: str,
+    data: JSON,
+) -> Actum:
+    """An actum read back from a store, whose values are already the right types
+    (members, not strings, in ``kind`` and ``actor_kind``).
+
+    A store builds a window dozens of acta at a time, and the frozen dataclass's
+    ``__init__`` with ``__post_init__`` costs more than the rest of reading a row:
+    this calls the slot descriptors directly (2.5 -> 0.5 us an actum; BENCHMARKS.md).
+    """
+    actum = _new(Actum)
+    _set_chronicum_id(actum, chronicum_id)
+    _set_kind(actum, kind)
+    _set_actor_kind(actum, actor_kind)
+    _set_actor(actum, actor)
+    _set_content(actum, content)
+    _set_id(actum, id)
+    _set_at(actum, at)
+    _set_call_id(actum, call_id)
+    _set_data(actum, data)
+    return actum
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ActaQuery:
-    """What a store's ``acta()`` receives: filters (empty = all) and a limit (``<= 0`` = none)."""
+    """What a store's ``acta()`` receives.
+
+    ``kinds`` and ``actor_kinds`` filter (empty = all); then the window is the
+    newest acta that pass, at most ``last_n`` of them (``<= 0`` = no limit) and,
+    with ``max_tokens``, as many as their token counts allow (the first actum that
+    does not fit ends the window); ``before`` (an actum ID) takes the window from
+    the acta recorded before that one. A store honours ``max_tokens`` and
+    ``before`` only if it is a :class:`chronica.interfaces.WindowStore`.
+    """
 
     kinds: frozenset[ActumKind] = frozenset()
     actor_kinds: frozenset[ActorKind] = frozenset()
     last_n: int = 0
+    max_tokens: int | None = None
+    before: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Recorded:
+    """What a write stored: the acta (in write order), and whether they are a replay,
+    the acta an earlier call with the same idempotency key stored, with nothing
+    written now."""
+
+    acta: list[Actum]
+    replayed: bool = False

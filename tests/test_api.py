@@ -5,7 +5,6 @@ Two users: ardian owns dinner-friday; rafa must not be able to tell it exists.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -14,7 +13,6 @@ from django.test import override_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from chronica import services
 from chronica.stores.memory import InMemoryStore
 
 from . import scenario
@@ -419,51 +417,6 @@ class TestSignedIn:
         with override_settings(REST_FRAMEWORK=admins):
             assert [r.status_code for r in self.calls(as_ardian)] == [403] * 4
         assert window(as_ardian) == dinner
-
-
-class TestRecordActumReplayed:
-    """The services helper the API stands on to tell 201 from 200."""
-
-    def test_first_write_then_replay(self, chronicarius):
-        reply = scenario.booking_reply()
-        first, replayed = chronicarius.record_actum_replayed("ardian", reply, idempotency_key="k")
-        assert not replayed
-        reworded = scenario.booking_reply(scenario.BOOKING_REPLY_REWORDED)
-        again, replayed = chronicarius.record_actum_replayed(
-            "ardian", reworded, idempotency_key="k"
-        )
-        assert replayed
-        assert again == first
-
-    def test_without_a_key_never_a_replay(self, chronicarius):
-        for key in (None, ""):
-            _, replayed = chronicarius.record_actum_replayed(
-                "ardian", scenario.booking_reply(), idempotency_key=key
-            )
-            assert not replayed
-
-    def test_record_actum_is_the_same_call(self, chronicarius):
-        first = chronicarius.record_actum("ardian", scenario.booking_reply(), idempotency_key="k")
-        again, replayed = chronicarius.record_actum_replayed(
-            "ardian", scenario.booking_reply(), idempotency_key="k"
-        )
-        assert (again, replayed) == (first, True)
-
-    async def test_the_async_twins(self):
-        with override_settings(CHRONICA={"STORE": "chronica.stores.memory.InMemoryStore"}):
-            reply = scenario.booking_reply()
-            first, replayed = await services.arecord_actum_replayed(
-                "ardian", reply, idempotency_key="k"
-            )
-            assert not replayed
-            again = await services.arecord_actum_replayed("ardian", reply, idempotency_key="k")
-            assert again == (first, True)
-            changed = dataclasses.replace(reply, content="x")
-            chronicarius = services.get_chronicarius()
-            _, replayed = await chronicarius.arecord_actum_replayed(
-                "ardian", changed, idempotency_key="k"
-            )
-            assert replayed
 
 
 @pytest.mark.django_db

@@ -7,9 +7,12 @@ never a database error.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from chronica import Actum, ChronicumNotFound, EmptyOwnerID, InvalidActum
+from chronica.services import Chronicarius
 
 from . import scenario
 from .scenario import BOOKING_REPLY, CHRONICUM, OWNER, A, M
@@ -110,7 +113,7 @@ def test_an_id_longer_than_255_characters_is_refused(chronicarius, dinner, field
 WRONG_TYPES = [42, 4.2, True, b"booking", ["booking"], {"actor": "booking"}, object()]
 
 
-@pytest.mark.parametrize("field", [*STRING_FIELDS, "kind", "actor_kind"])
+@pytest.mark.parametrize("field", [*STRING_FIELDS, "kind", "actor_kind", "call_id"])
 @pytest.mark.parametrize("value", WRONG_TYPES, ids=lambda v: type(v).__name__)
 def test_a_field_of_the_wrong_type_is_refused(chronicarius, dinner, field, value):
     for chronicum_id in (FRESH, CHRONICUM):
@@ -169,8 +172,8 @@ SQL_METACHARACTERS = [
     "/* comment */ -- rest",
     "' OR '1'='1",
     "back\\slash\\\\ and `tick` and ;",
-    "line\r\nbreaks\ttabs\u2028\u2029 and \x1b escape",
 ]
+CONTROL = "line\r\nbreaks\ttabs and \x1b escape"
 
 
 @pytest.mark.parametrize("field", STRING_FIELDS)
@@ -214,23 +217,173 @@ def test_an_id_of_exactly_255_characters_round_trips(chronicarius, field, value)
     assert_round_trip(chronicarius, owner, actum, key, stored)
 
 
-def test_ten_megabytes_of_content_round_trip(chronicarius):
-    # A tool response carrying a large document: 10 MiB of characters, some of them astral.
-    content = ('{"menu": "Rumah Teduh 🍽", "note": "\'quiet\' table; 50% off"}\n' * 200_000)[
-        : 10 * 1024 * 1024
-    ]
-    actum = Actum(
+TEN_MB = ('{"menu": "Rumah Teduh 🍽", "note": "\'quiet\' table; 50% off"}\n' * 200_000)[
+    : 10 * 1024 * 1024
+]
+
+
+def menu(content: str = TEN_MB) -> Actum:
+    return Actum(
         chronicum_id=CHRONICUM,
         kind="tool_response",
         actor_kind="agent",
         actor="search",
         content=content,
     )
-    stored = chronicarius.record_actum(OWNER, actum, idempotency_key="menu-1")
+
+
+def test_ten_megabytes_are_over_the_default_limit(chronicarius):
+    with pytest.raises(InvalidActum, match=r"more than the limit of 4194304 .*MAX_ACTUM_BYTES"):
+        chronicarius.record_actum(OWNER, menu(), idempotency_key="menu-1")
+    with pytest.raises(ChronicumNotFound):
+        chronicarius.get_chronicum(OWNER, CHRONICUM)
+
+
+def test_ten_megabytes_of_content_round_trip_with_no_limit(store):
+    # A tool response carrying a large document: 10 MiB of characters, some of them astral.
+    chronicarius = Chronicarius(store, max_actum_bytes=None)
+    stored = chronicarius.record_actum(OWNER, menu(), idempotency_key="menu-1")
     assert len(stored.content) == 10 * 1024 * 1024
     [read] = chronicarius.get_acta(OWNER, CHRONICUM)
-    assert read.content == content
+    assert read.content == TEN_MB
     assert read == stored
+
+
+def test_the_limit_counts_utf8_bytes_of_content_and_data(store):
+    chronicarius = Chronicarius(store, max_actum_bytes=21)
+    # 4 bytes of 🍽 + 2 of "é" + the 15 bytes of {"seat":"🍽"} is 21: just fits.
+    fits = dataclasses.replace(menu("🍽é"), data={"seat": "🍽"})
+    assert chronicarius.record_actum(OWNER, fits).data == {"seat": "🍽"}
+    over = dataclasses.replace(fits, content="🍽éx")
+    with pytest.raises(InvalidActum, match="22 bytes of UTF-8, more than the limit of 21"):
+        chronicarius.record_actum(OWNER, over)
+    assert len(chronicarius.get_acta(OWNER, CHRONICUM)) == 1
+
+
+# -- identifiers: nothing a person cannot read, type or put in a URL -------------
+
+CONTROL_CHARACTERS = ["\t", "\n", "\r", "\x1b", "\x7f", "\x85"]
+
+
+@pytest.mark.parametrize("field", [*ID_FIELDS, "call_id"])
+@pytest.mark.parametrize("char", CONTROL_CHARACTERS, ids=repr)
+def test_a_control_character_in_an_identifier_is_refused(chronicarius, dinner, field, char):
+    for chronicum_id in (FRESH, CHRONICUM):
+        owner, actum, key = reply_call(field, f"booking{char}reply-1", chronicum_id)
+        actum = dataclasses.replace(actum, kind="tool_response")
+        with pytest.raises(InvalidActum, match=f"{NAMED.get(field, field)} contains the control"):
+            chronicarius.record_actum(owner, actum, idempotency_key=key)
+    assert_nothing_written(chronicarius, dinner)
+
+
+def test_control_characters_round_trip_in_content(chronicarius, dinner):
+    owner, actum, key = reply_call("content", CONTROL + "\u2028\u2029\x85")
+    stored = chronicarius.record_actum(owner, actum, idempotency_key=key)
+    assert_round_trip(chronicarius, owner, actum, key, stored)
+
+
+UNADDRESSABLE = {
+    "lone space": " ",
+    "leading space": " dinner-friday",
+    "trailing space": "dinner-friday ",
+    "dot": ".",
+    "dot dot": "..",
+    "right-to-left override": "dinner-\u202eyadirf",
+    "zero-width space": "dinner\u200bfriday",
+    "line separator": "dinner\u2028friday",
+    "byte order mark": "\ufeffdinner-friday",
+}
+
+
+@pytest.mark.parametrize("chronicum_id", UNADDRESSABLE.values(), ids=UNADDRESSABLE.keys())
+def test_a_chronicum_id_that_cannot_be_shown_or_addressed_is_refused(
+    chronicarius, dinner, chronicum_id
+):
+    with pytest.raises(InvalidActum, match="chronicum_id"):
+        record(chronicarius, "chronicum_id", chronicum_id, chronicum_id)
+    with pytest.raises(InvalidActum, match="chronicum_id"):
+        chronicarius.create_chronicum(OWNER, chronicum_id)
+    assert_nothing_written(chronicarius, dinner)
+
+
+@pytest.mark.parametrize(
+    "chronicum_id",
+    [
+        "dinner friday",
+        "dinner.friday",
+        "ardian/dinner",
+        "…",
+        "dinner-👨\u200d👩\u200d👧\u200d👦",  # joined by zero-width joiners
+        "dinner-🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",  # tags
+        "\u0634\u0627\u0645\u200c\u0641\u0631\u062f\u0627",  # a non-joiner in Persian
+    ],
+)
+def test_a_chronicum_id_with_inner_spaces_dots_or_slashes_round_trips(chronicarius, chronicum_id):
+    owner, actum, key = reply_call("chronicum_id", chronicum_id, chronicum_id)
+    stored = chronicarius.record_actum(owner, actum, idempotency_key=key)
+    assert_round_trip(chronicarius, owner, actum, key, stored)
+
+
+# -- call_id and data -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["message", "thought"])
+def test_a_call_id_on_a_message_or_a_thought_is_refused(chronicarius, dinner, kind):
+    with pytest.raises(InvalidActum, match=f"a {kind} cannot carry a call_id"):
+        chronicarius.record_actum(
+            OWNER, dataclasses.replace(scenario.booking_reply(), kind=kind, call_id="call-1")
+        )
+    assert_nothing_written(chronicarius, dinner)
+
+
+def test_a_call_id_longer_than_255_characters_is_refused(chronicarius, dinner):
+    with pytest.raises(InvalidActum, match="call_id is longer than 255"):
+        chronicarius.record_actum(OWNER, dataclasses.replace(menu("[]"), call_id="c" * 256))
+    assert_nothing_written(chronicarius, dinner)
+
+
+def _nested(depth: int) -> list:
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+NOT_JSON = {
+    "NaN": float("nan"),
+    "infinity": {"price": float("inf")},
+    "minus infinity": [float("-inf")],
+    "tuple": {"seats": (1, 2)},
+    "int key": {4: "party"},
+    "set": {"tables": {1, 2}},
+    "bytes": b"Rumah Teduh",
+    "object": [object()],
+    "NUL in a string": {"name": "Rumah\x00Teduh"},
+    "NUL in a key": {"na\x00me": "Rumah Teduh"},
+    "lone surrogate": ["Rumah \ud83c Teduh"],
+    "lone surrogate key": {"\udfff": 1},
+    "too deep": _nested(100_000),
+}
+
+
+@pytest.mark.parametrize("data", NOT_JSON.values(), ids=NOT_JSON.keys())
+def test_data_that_is_not_json_is_refused(chronicarius, dinner, data):
+    for chronicum_id in (FRESH, CHRONICUM):
+        actum = dataclasses.replace(menu("[]"), chronicum_id=chronicum_id, data=data)
+        with pytest.raises(InvalidActum, match="data"):
+            chronicarius.record_actum(OWNER if chronicum_id == CHRONICUM else FRESH, actum)
+    assert_nothing_written(chronicarius, dinner)
+
+
+def test_one_bad_actum_refuses_the_whole_batch(chronicarius, dinner):
+    batch = [menu("[]"), dataclasses.replace(menu("[]"), data=float("nan")), menu("[]")]
+    with pytest.raises(InvalidActum, match=r"^actum 1: data contains nan"):
+        chronicarius.record_acta(OWNER, batch)
+    with pytest.raises(InvalidActum, match=r"^actum 2: content is empty"):
+        chronicarius.record_acta(
+            OWNER, [*scenario.acta()[:2], dataclasses.replace(scenario.booking_reply(), content="")]
+        )
+    assert_nothing_written(chronicarius, dinner)
 
 
 # -- reads ----------------------------------------------------------------------

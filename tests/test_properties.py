@@ -161,23 +161,46 @@ def is_text(value, limit=255):
     return True
 
 
+# Bidi controls, zero-width spaces and marks, BOM, soft hyphen, line/paragraph separators.
+INVISIBLE = {
+    *"\u00ad\u061c\u180e\u200b\u200e\u200f\ufeff",
+    *map(chr, range(0x2028, 0x202F)),
+    *map(chr, range(0x2060, 0x2065)),
+    *map(chr, range(0x2066, 0x206A)),
+}
+
+
+def is_identifier(value):
+    """Text with no control character: C0, DEL or C1 (tab and newline included)."""
+    return is_text(value) and not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in value)
+
+
+def addressable(chronicum_id):
+    """An identifier with nothing invisible, no outer space, and not "." or ".."."""
+    return (
+        is_identifier(chronicum_id)
+        and chronicum_id not in ("", ".", "..")
+        and chronicum_id == chronicum_id.strip()
+        and not any(c in INVISIBLE for c in chronicum_id)
+    )
+
+
 def well_formed(owner, chronicum_id, kind, actor_kind, actor, content, key):
     """Rule 2 written out: what any store can keep the same way."""
     kinds = {k.value for k in ActumKind}
     return (
-        is_text(owner)
+        is_identifier(owner)
         and owner != ""
-        and is_text(chronicum_id)
-        and chronicum_id != ""
+        and addressable(chronicum_id)
         and isinstance(kind, str)
         and kind in kinds
         and isinstance(actor_kind, str)
         and actor_kind in {k.value for k in ActorKind}
-        and is_text(actor)
+        and is_identifier(actor)
         and actor != ""
         and is_text(content, limit=None)
         and (content != "" or kind in ("tool_request", "tool_response"))
-        and (key is None or key == "" or is_text(key))
+        and (key is None or key == "" or is_identifier(key))
     )
 
 

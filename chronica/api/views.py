@@ -166,10 +166,10 @@ class ActaView(ChronicaAPIView):
     def post(self, request: Request, chronicum_id: str) -> Response:
         actum = actum_from_body(chronicum_id, request.data)
         with chronica_errors():
-            stored, replayed = services.record_actum_replayed(
-                owner_id(request), actum, idempotency_key=request.headers.get(IDEMPOTENCY_KEY)
+            recorded = services.record(
+                owner_id(request), [actum], idempotency_key=request.headers.get(IDEMPOTENCY_KEY)
             )
-        body = ActumSerializer(stored).data
-        if replayed:
+        body = ActumSerializer(recorded.acta[0]).data
+        if recorded.replayed:
             return Response(body, status=status.HTTP_200_OK, headers={REPLAYED: "true"})
         return Response(body, status=status.HTTP_201_CREATED)

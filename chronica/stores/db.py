@@ -1,78 +1,167 @@
 """``DjangoStore``: chronica on any Django database (PostgreSQL and SQLite are tested).
 
-Reads are one SQL statement on every database. On PostgreSQL a write is one
-statement too (insert the actum and bump the chronicum together); other
-databases take the ORM path inside a transaction that starts with a write, so
-SQLite writers queue on the busy timeout instead of failing with "database is
-locked". Values are always passed as parameters, never formatted into SQL.
+Every read is one SQL statement. On PostgreSQL a write, a batch included, is one
+statement too; other databases write inside a transaction that starts with a
+write, so SQLite writers queue on the busy timeout instead of failing with
+"database is locked". Values are always passed as parameters, never formatted
+into SQL.
+
+Every write takes the chronicum's row lock before its acta get their ``seq``, and
+holds it until it commits: within a chronicum, acta become visible in ``seq``
+order, and a delete or a pop never races an insert.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
-from django.db.models import F
 from django.utils.dateparse import parse_datetime
 
 from .. import models
-from ..errors import ChronicumExists, ChronicumNotFound
-from ..values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum
+from ..errors import ChronicumExists, ChronicumNotFound, InvalidQuery
+from ..validation import dumps_data, loads_data
+from ..values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, Recorded, stored_actum
 
 __all__ = ["DjangoStore"]
+
+ACTA = models.Actum._meta.db_table
+CHRONICA = models.Chronicum._meta.db_table
 
 _KINDS = {k.value: k for k in ActumKind}
 _ACTOR_KINDS = {k.value: k for k in ActorKind}
 
-_PG_RECORD = """
-WITH ins AS (
-    INSERT INTO acta (id, chronicum_id, kind, actor_kind, actor, content, at, idempotency_key)
-    SELECT %s, c.id, %s, %s, %s, %s, clock_timestamp(), %s FROM chronica c WHERE c.id = %s{owner}
-    {on_conflict}
-    RETURNING chronicum_id, at
-), upd AS (
-    UPDATE chronica SET last_activity_at = GREATEST(chronica.last_activity_at, ins.at)
-    FROM ins WHERE chronica.id = ins.chronicum_id
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+# PostgreSQL: `at` read as microseconds since the epoch, exact (EXTRACT gives a numeric
+# since PostgreSQL 14). An int becomes a datetime in a tenth of the time Django's
+# timestamptz loader, written in Python, spends parsing one (nearly half the client
+# CPU of a 20-acta read).
+_PG_MICROS = "(EXTRACT(EPOCH FROM {}) * 1000000)::bigint"
+
+_FAMILIES = ("postgresql", "other")
+
+
+def _family(connection: BaseDatabaseWrapper) -> str:
+    """The SQL dialect chronica writes for a connection: PostgreSQL's, or the plain one."""
+    return "postgresql" if connection.vendor == "postgresql" else "other"
+
+
+def _at_column(vendor: str, table: str = "") -> str:
+    return _PG_MICROS.format(f"{table}at") if vendor == "postgresql" else f"{table}at"
+
+
+def _columns(vendor: str, table: str = "") -> str:
+    """What every read selects of an actum, in the order ``_actum`` takes it."""
+    t = table
+    return (
+        f"{t}id, {t}kind, {t}actor_kind, {t}actor, {t}content, {_at_column(vendor, t)},"
+        f" {t}call_id, {t}data"
+    )
+
+
+_INSERT_COLUMNS = (
+    "id, chronicum_id, kind, actor_kind, actor, content, at, call_id, data, tokens, idempotency_key"
 )
-SELECT at FROM ins
+
+# -- PostgreSQL writes ---------------------------------------------------------
+# The chronicum row is locked first (UPDATE or FOR UPDATE); the acta are inserted from
+# its result, so their seq is drawn only once the lock is held. unnest(...) WITH
+# ORDINALITY keeps one statement text for any batch size, and ORDER BY n numbers the
+# batch in its given order.
+_PG_UNNEST = (
+    "unnest(%s::varchar[], %s::varchar[], %s::varchar[], %s::varchar[], %s::text[],"
+    " %s::varchar[], %s::text[], %s::bigint[], %s::varchar[])"
+    " WITH ORDINALITY AS v(id, kind, actor_kind, actor, content, call_id, data, tokens, key, n)"
+)
+_PG_RECORD = f"""
+WITH c AS (
+    UPDATE {CHRONICA} SET last_activity_at = clock_timestamp()
+    WHERE id = %s{{owner}}
+    RETURNING id, last_activity_at
+), ins AS (
+    INSERT INTO {ACTA} ({_INSERT_COLUMNS})
+    SELECT v.id, c.id, v.kind, v.actor_kind, v.actor, v.content, c.last_activity_at,
+           v.call_id, v.data::jsonb, v.tokens, v.key
+    FROM c, {_PG_UNNEST}
+    ORDER BY v.n
+)
+SELECT {_PG_MICROS.format("last_activity_at")}, true FROM c
 """
-_ON_CONFLICT = (
-    "ON CONFLICT (chronicum_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"
+# With a key: the first actum carries it, and the rest are inserted only from the
+# first's result, so a key already used (ON CONFLICT) writes nothing at all.
+_PG_RECORD_KEYED = f"""
+WITH c AS (
+    SELECT id FROM {CHRONICA} WHERE id = %s{{owner}} FOR UPDATE
+), first AS (
+    INSERT INTO {ACTA} ({_INSERT_COLUMNS})
+    SELECT %s, c.id, %s, %s, %s, %s, clock_timestamp(), %s, %s::jsonb, %s, %s FROM c
+    ON CONFLICT (chronicum_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING chronicum_id, at
+), rest AS (
+    INSERT INTO {ACTA} ({_INSERT_COLUMNS})
+    SELECT v.id, first.chronicum_id, v.kind, v.actor_kind, v.actor, v.content, first.at,
+           v.call_id, v.data::jsonb, v.tokens, v.key
+    FROM first, {_PG_UNNEST}
+    ORDER BY v.n
+), upd AS (
+    UPDATE {CHRONICA} SET last_activity_at = first.at FROM first
+    WHERE {CHRONICA}.id = first.chronicum_id
 )
-# Keyed by (with an idempotency key, only into the given owner's chronicum).
+SELECT (SELECT {_PG_MICROS.format("at")} FROM first), EXISTS (SELECT 1 FROM c)
+"""
+_OWNER = " AND owner_id = %s"
+# By (keyed, owner-scoped).
 _PG_RECORDS = {
-    (keyed, owned): _PG_RECORD.format(
-        on_conflict=_ON_CONFLICT if keyed else "", owner=" AND c.owner_id = %s" if owned else ""
+    (keyed, owned): (_PG_RECORD_KEYED if keyed else _PG_RECORD).format(
+        owner=_OWNER if owned else ""
     )
     for keyed in (False, True)
     for owned in (False, True)
 }
 _PG_CREATE = (
-    "INSERT INTO chronica (id, owner_id, started_at, last_activity_at)"
+    f"INSERT INTO {CHRONICA} (id, owner_id, started_at, last_activity_at)"
     " VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
 )
-_GET = "SELECT owner_id, started_at, last_activity_at FROM chronica WHERE id = %s"
-_EXISTS = "SELECT 1 FROM chronica WHERE id = %s"
-_EXISTS_OWNED = "SELECT 1 FROM chronica WHERE id = %s AND owner_id = %s"
-_BY_KEY = (
-    "SELECT id, kind, actor_kind, actor, content, at FROM acta"
-    " WHERE chronicum_id = %s AND idempotency_key = %s"
-)
-_BY_KEY_OWNED = (
-    "SELECT a.id, a.kind, a.actor_kind, a.actor, a.content, a.at"
-    " FROM acta a JOIN chronica c ON c.id = a.chronicum_id"
-    " WHERE a.chronicum_id = %s AND a.idempotency_key = %s AND c.owner_id = %s"
-)
 
-
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-# Read as microseconds since the epoch: exact (EXTRACT gives a numeric since PostgreSQL
-# 14), and an int becomes a datetime in a tenth of the time Django's timestamptz loader,
-# written in Python, spends parsing one (nearly half the client CPU of a 20-acta read).
-_PG_AT_MICROS = "(EXTRACT(EPOCH FROM at) * 1000000)::bigint"
+# -- every database ------------------------------------------------------------
+_GET = f"SELECT owner_id, started_at, last_activity_at FROM {CHRONICA} WHERE id = %s"
+_EXISTS = f"SELECT 1 FROM {CHRONICA} WHERE id = %s"
+_EXISTS_OWNED = f"SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s"
+_ACTUM_EXISTS = f"SELECT 1 FROM {ACTA} WHERE chronicum_id = %s AND id = %s"
+# The batch a key recorded: the keyed actum and "<key>\n<position>" for the rest.
+_BY_KEY = {
+    family: f"SELECT {_columns(family)} FROM {ACTA} WHERE chronicum_id = %s"
+    " AND (idempotency_key = %s OR substr(idempotency_key, 1, %s) = %s) ORDER BY seq"
+    for family in _FAMILIES
+}
+_BY_SEQ = {family: f"SELECT {_columns(family)} FROM {ACTA} WHERE seq = %s" for family in _FAMILIES}
+_TOUCH = f"UPDATE {CHRONICA} SET last_activity_at = last_activity_at WHERE id = %s"
+_TOUCH_OWNED = _TOUCH + _OWNER
+_INSERT = (
+    f"INSERT INTO {ACTA} ({_INSERT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+_LOCK = {
+    # A write first, so that SQLite takes its write lock before it reads.
+    "other": f"UPDATE {CHRONICA} SET last_activity_at = last_activity_at"
+    " WHERE id = %s AND owner_id = %s",
+    "postgresql": f"SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s FOR UPDATE",
+}
+_LIST = (
+    f"SELECT id, owner_id, started_at, last_activity_at FROM {CHRONICA} WHERE owner_id = %s"
+    " ORDER BY last_activity_at DESC, id LIMIT %s"
+)
+# The first condition lets the index seek to the page's start; the second settles ties.
+_LIST_AFTER = _LIST.replace(
+    " ORDER BY", " AND last_activity_at <= %s AND (last_activity_at < %s OR id > %s) ORDER BY"
+)
+_NEWEST_SEQ = (
+    f"SELECT seq FROM {ACTA} WHERE chronicum_id >= %s AND chronicum_id <= %s"
+    " ORDER BY chronicum_id DESC, seq DESC LIMIT 1"
+)
 
 
 def _utc(value: Any) -> dt.datetime:
@@ -87,67 +176,125 @@ def _utc(value: Any) -> dt.datetime:
     return value.astimezone(dt.UTC)  # type: ignore[no-any-return]
 
 
-_new = object.__new__
-# The slot descriptors of the frozen Actum, called directly: 0.5 us an actum instead
-# of 0.9 us through object.__setattr__, which looks each one up again.
-(_set_chronicum_id, _set_kind, _set_actor_kind, _set_actor, _set_content, _set_id, _set_at) = (
-    getattr(Actum, name).__set__
-    for name in ("chronicum_id", "kind", "actor_kind", "actor", "content", "id", "at")
-)
+def _actum(chronicum_id: str, row: Sequence[Any]) -> Actum:
+    data = row[7]
+    return stored_actum(
+        chronicum_id,
+        _KINDS[row[1]],
+        _ACTOR_KINDS[row[2]],
+        row[3],
+        row[4],
+        row[0],
+        _utc(row[5]),
+        row[6],
+        None if data is None else loads_data(data),
+    )
 
 
-def _actum(chronicum_id: str, row: tuple[Any, ...]) -> Actum:
-    # A window is built dozens of acta at a time, and the frozen dataclass's __init__
-    # and __post_init__ (which turn strings into members) cost more than all the rest
-    # of building one; these values come from our own columns and need no turning.
-    actum = _new(Actum)
-    _set_chronicum_id(actum, chronicum_id)
-    _set_kind(actum, _KINDS[row[1]])
-    _set_actor_kind(actum, _ACTOR_KINDS[row[2]])
-    _set_actor(actum, row[3])
-    _set_content(actum, row[4])
-    _set_id(actum, row[0])
-    _set_at(actum, _utc(row[5]))
-    return actum
+def _member_keys(key: str | None, count: int) -> list[str | None]:
+    """The idempotency key column of each actum of a batch: the key on the first,
+    ``<key>\\n<position>`` on the others (a key never holds a newline)."""
+    keys: list[str | None] = [None] * count
+    if key is not None:
+        keys = [key, *(f"{key}\n{i}" for i in range(1, count))]
+    return keys
 
 
-def _window_sql(
-    chronicum_id: str, query: ActaQuery, owner_id: str | None = None, *, at: str = "at"
-) -> tuple[str, list[Any]]:
-    """The context window in one statement: the newest acta that pass the filters, up
-    to the limit, newest first (the caller turns them back). Given ``owner_id``, no
-    actum is read unless the chronicum is that owner's."""
+def _estimate_sql(vendor: str, table: str = "") -> str:
+    """The database's estimate of an actum that was stored without a token count: the
+    default counter's formula, ``4 + ceil(UTF-8 bytes of content / 4)``."""
+    content = f"{table}content"
+    size = (
+        f"octet_length({content})" if vendor == "postgresql" else f"length(CAST({content} AS BLOB))"
+    )
+    return f"(4 + ({size} + 3) / 4)"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Where:
+    """The conditions every window statement shares: this chronicum, the filters,
+    ``before``, and optionally the owner's check."""
+
+    sql: str
+    params: list[Any]
+
+
+def _window_conditions(
+    chronicum_id: str, query: ActaQuery, owner_id: str | None, *, with_owner: bool = True
+) -> _Where:
     # A range and a two-column ORDER BY, not "chronicum_id = %s ORDER BY seq": with the
     # equality PostgreSQL may walk the primary key backwards and filter, reading every
     # newer actum of every other chronicum (0.3 s on a 100k session under a 1M one).
-    # Only the (chronicum_id, seq) index can serve this order.
+    # Only the (chronicum_id, seq) index can serve this order; a test EXPLAINs it.
     where = ["chronicum_id >= %s AND chronicum_id <= %s"]
-    params = list[Any]([chronicum_id, chronicum_id])
+    params: list[Any] = [chronicum_id, chronicum_id]
     for column, values in (("kind", query.kinds), ("actor_kind", query.actor_kinds)):
         if values:
             where.append(f"{column} IN ({', '.join(['%s'] * len(values))})")
             params.extend(sorted(str(v) for v in values))
-    if owner_id is not None:
-        where.append("EXISTS (SELECT 1 FROM chronica WHERE id = %s AND owner_id = %s)")
+    if query.before is not None:
+        where.append(f"seq < (SELECT MIN(seq) FROM {ACTA} WHERE chronicum_id = %s AND id = %s)")
+        params += [chronicum_id, query.before]
+    if owner_id is not None and with_owner:
+        where.append(f"EXISTS (SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s)")
         params += [chronicum_id, owner_id]
-    limit = ""
+    return _Where(" AND ".join(where), params)
+
+
+def _limit(last_n: int) -> int | None:
     # A limit beyond any BIGINT is no limit; the database would refuse it as out of range.
-    if 0 < query.last_n < 2**63:
-        limit = " LIMIT %s"
-        params.append(query.last_n)
-    # Simpler than a join with the chronicum (which would tell a missing chronicum from
-    # an empty window in the same statement): planning it costs PostgreSQL ~20 us less,
-    # 8% of a 20-acta read. Only an empty window pays a second, tiny query.
-    sql = (
-        f"SELECT id, kind, actor_kind, actor, content, {at} FROM acta"
-        f" WHERE {' AND '.join(where)} ORDER BY chronicum_id DESC, seq DESC{limit}"
-    )
+    return last_n if 0 < last_n < 2**63 else None
+
+
+def window_sql(
+    chronicum_id: str, query: ActaQuery, owner_id: str | None = None, *, vendor: str
+) -> tuple[str, list[Any]]:
+    """The context window in one statement: the newest acta that pass the filters, up
+    to the limit and the token budget, newest first (the caller turns them back).
+    Given ``owner_id``, no actum is read unless the chronicum is that owner's."""
+    where = _window_conditions(chronicum_id, query, owner_id)
+    limit = _limit(query.last_n)
+    if query.max_tokens is None:
+        # Simpler than a join with the chronicum (which would tell a missing chronicum
+        # from an empty window in the same statement): planning it costs PostgreSQL
+        # ~20 us less. Only an empty window pays a second, tiny query.
+        sql = (
+            f"SELECT {_columns(vendor)} FROM {ACTA} WHERE {where.sql}"
+            f" ORDER BY chronicum_id DESC, seq DESC{' LIMIT %s' if limit else ''}"
+        )
+        return sql, where.params + ([limit] if limit else [])
+    # A budget: walk back from the newest actum one index probe at a time, keeping a
+    # running sum, and stop at the first actum that does not fit (or at last_n). The
+    # time grows with the window, not with the chronicum.
+    step = _window_conditions(chronicum_id, query, owner_id, with_owner=False)
+    count = f"COALESCE(a.tokens, {_estimate_sql(vendor, 'a.')})"
+    sql = f"""
+WITH RECURSIVE w(seq, running, n) AS (
+    SELECT a.seq, {count}, 1 FROM {ACTA} a WHERE a.seq = (
+        SELECT seq FROM {ACTA} WHERE {where.sql}
+        ORDER BY chronicum_id DESC, seq DESC LIMIT 1)
+    UNION ALL
+    SELECT a.seq, w.running + {count}, w.n + 1 FROM w JOIN {ACTA} a ON a.seq = (
+        SELECT seq FROM {ACTA} WHERE {step.sql} AND seq < w.seq
+        ORDER BY chronicum_id DESC, seq DESC LIMIT 1)
+    WHERE w.running <= %s{" AND w.n < %s" if limit else ""}
+)
+SELECT {_columns(vendor, "a.")}
+FROM w JOIN {ACTA} a ON a.seq = w.seq WHERE w.running <= %s ORDER BY w.seq DESC
+"""
+    params = [*where.params, *step.params, query.max_tokens]
+    if limit:
+        params.append(limit)
+    params.append(query.max_tokens)
     return sql, params
 
 
 class DjangoStore:
-    """An ``IdempotentStore`` on the Django database ``using`` (by default the
-    database the routers choose for writing chronica)."""
+    """A chronica store on the Django database ``using`` (by default the database the
+    routers choose for writing chronica), with every capability of
+    ``chronica.interfaces``."""
+
+    supports_windows = True
 
     def __init__(self, using: str | None = None) -> None:
         self.using = using
@@ -173,6 +320,10 @@ class DjangoStore:
             else:
                 connection.close()
         return connection
+
+    def on_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the caller's transaction commits (now, if there is none)."""
+        transaction.on_commit(callback, using=self.alias)
 
     # -- Store ----------------------------------------------------------------
 
@@ -214,41 +365,85 @@ class DjangoStore:
         return Chronicum(chronicum_id, row[0], _utc(row[1]), _utc(row[2]))
 
     def record(self, actum: Actum) -> Actum:
-        return self._record(actum, None, None)
+        return self.record_batch([actum], None, [None]).acta[0]
 
     def record_idempotent(self, actum: Actum, key: str) -> Actum:
-        return self._record(actum, key, None)
+        return self.record_batch([actum], key, [None]).acta[0]
 
     def acta(self, chronicum_id: str, query: ActaQuery) -> list[Actum]:
-        return self._acta(chronicum_id, query, None)
+        acta = self._acta(chronicum_id, query, None)
+        assert acta is not None
+        return acta
 
-    # -- owner-scoped shortcuts ------------------------------------------------
-    # Chronicarius uses these when a store has them: the owner's check and the read
-    # or write in one statement instead of two. The store still decides nothing;
-    # Chronicarius tells a missing chronicum from another owner's.
+    # -- capabilities ---------------------------------------------------------
 
-    def record_if_owner(self, owner_id: str, actum: Actum, key: str | None) -> Actum | None:
-        """``record`` (``record_idempotent`` given ``key``), done only if the chronicum
-        exists and belongs to ``owner_id``; otherwise ``None`` and nothing is written."""
-        try:
-            return self._record(actum, key, owner_id)
-        except ChronicumNotFound:
-            return None
+    def record_batch(
+        self, acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
+    ) -> Recorded:
+        recorded = self._record(acta, key, tokens, None)
+        if recorded is None:
+            raise ChronicumNotFound(acta[0].chronicum_id)
+        return recorded
+
+    def record_batch_if_owner(
+        self,
+        owner_id: str,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+    ) -> Recorded | None:
+        """``record_batch``, done only if the chronicum exists and belongs to
+        ``owner_id``; otherwise ``None`` and nothing is written."""
+        return self._record(acta, key, tokens, owner_id)
 
     def acta_if_owner(
         self, owner_id: str, chronicum_id: str, query: ActaQuery
     ) -> list[Actum] | None:
         """``acta``, read only if the chronicum exists and belongs to ``owner_id``;
         otherwise ``None`` and no actum is read."""
-        try:
-            return self._acta(chronicum_id, query, owner_id)
-        except ChronicumNotFound:
-            return None
+        return self._acta(chronicum_id, query, owner_id)
 
-    def _acta(self, chronicum_id: str, query: ActaQuery, owner_id: str | None) -> list[Actum]:
+    def list_chronica(self, owner_id: str, limit: int, after: Chronicum | None) -> list[Chronicum]:
         connection = self._connection()
-        at = _PG_AT_MICROS if connection.vendor == "postgresql" else "at"
-        sql, params = _window_sql(chronicum_id, query, owner_id, at=at)
+        params: list[Any] = [owner_id]
+        if after is not None:
+            at = self._datetime_param(connection, after.last_activity_at)
+            params += [at, at, after.id]
+        params.append(limit)
+        with connection.cursor() as cursor:
+            cursor.execute(_LIST if after is None else _LIST_AFTER, params)
+            rows = cursor.fetchall()
+        return [Chronicum(row[0], row[1], _utc(row[2]), _utc(row[3])) for row in rows]
+
+    def delete(self, chronicum_id: str, owner_id: str) -> None:
+        connection = self._connection()
+        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            self._lock(connection, cursor, chronicum_id, owner_id)
+            cursor.execute(f"DELETE FROM {ACTA} WHERE chronicum_id = %s", [chronicum_id])
+            cursor.execute(f"DELETE FROM {CHRONICA} WHERE id = %s", [chronicum_id])
+
+    def pop(self, chronicum_id: str, owner_id: str) -> Actum | None:
+        connection = self._connection()
+        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            # Under the chronicum's lock, and in a statement of its own, so that a pop
+            # that waited for another sees what that one left.
+            self._lock(connection, cursor, chronicum_id, owner_id)
+            cursor.execute(_NEWEST_SEQ, [chronicum_id, chronicum_id])
+            newest = cursor.fetchone()
+            if newest is None:
+                return None
+            cursor.execute(_BY_SEQ[_family(connection)], [newest[0]])
+            row = cursor.fetchone()
+            cursor.execute(f"DELETE FROM {ACTA} WHERE seq = %s", [newest[0]])
+        return _actum(chronicum_id, row)
+
+    # -- reading ----------------------------------------------------------------
+
+    def _acta(
+        self, chronicum_id: str, query: ActaQuery, owner_id: str | None
+    ) -> list[Actum] | None:
+        connection = self._connection()
+        sql, params = window_sql(chronicum_id, query, owner_id, vendor=connection.vendor)
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             rows = cursor.fetchall()
@@ -259,80 +454,161 @@ class DjangoStore:
                 else:
                     cursor.execute(_EXISTS_OWNED, [chronicum_id, owner_id])
                 if cursor.fetchone() is None:
-                    raise ChronicumNotFound(chronicum_id)
+                    if owner_id is None:
+                        raise ChronicumNotFound(chronicum_id)
+                    return None
+                if query.before is not None:
+                    cursor.execute(_ACTUM_EXISTS, [chronicum_id, query.before])
+                    if cursor.fetchone() is None:
+                        raise InvalidQuery(
+                            f"before={query.before!r} is not an actum of this chronicum"
+                        )
                 return []
         rows.reverse()
         return [_actum(chronicum_id, row) for row in rows]
 
     # -- writing ----------------------------------------------------------------
 
-    def _record(self, actum: Actum, key: str | None, owner_id: str | None) -> Actum:
+    def _record(
+        self,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+        owner_id: str | None,
+    ) -> Recorded | None:
         connection = self._connection()
         if connection.vendor == "postgresql":
-            return self._record_postgres(connection, actum, key, owner_id)
-        return self._record_orm(connection, actum, key, owner_id)
+            return self._record_postgres(connection, acta, key, tokens, owner_id)
+        return self._record_other(connection, acta, key, tokens, owner_id)
 
     @staticmethod
-    def _record_postgres(
-        connection: BaseDatabaseWrapper, actum: Actum, key: str | None, owner_id: str | None
-    ) -> Actum:
-        sql = _PG_RECORDS[key is not None, owner_id is not None]
-        params = [
-            actum.id,
-            actum.kind.value,
-            actum.actor_kind.value,
-            actum.actor,
-            actum.content,
-            key,
-            actum.chronicum_id,
+    def _arrays(
+        acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
+    ) -> list[list[Any]]:
+        """The batch as the arrays the PostgreSQL statement unnests, one per column."""
+        return [
+            [a.id for a in acta],
+            [a.kind.value for a in acta],
+            [a.actor_kind.value for a in acta],
+            [a.actor for a in acta],
+            [a.content for a in acta],
+            [a.call_id for a in acta],
+            [None if a.data is None else dumps_data(a.data) for a in acta],
+            list(tokens),
+            _member_keys(key, len(acta)),
         ]
-        if owner_id is not None:
-            params.append(owner_id)
+
+    def _record_postgres(
+        self,
+        connection: BaseDatabaseWrapper,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+        owner_id: str | None,
+    ) -> Recorded | None:
+        chronicum_id = acta[0].chronicum_id
+        owner = [] if owner_id is None else [owner_id]
+        sql = _PG_RECORDS[key is not None, owner_id is not None]
+        if key is None:
+            params: list[Any] = [chronicum_id, *owner, *self._arrays(acta, None, tokens)]
+        else:
+            first = acta[0]
+            data = None if first.data is None else dumps_data(first.data)
+            params = [
+                chronicum_id,
+                *owner,
+                first.id,
+                first.kind.value,
+                first.actor_kind.value,
+                first.actor,
+                first.content,
+                first.call_id,
+                data,
+                tokens[0],
+                key,
+                *self._arrays(acta[1:], None, tokens[1:])[:-1],
+                _member_keys(key, len(acta))[1:],
+            ]
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
             row = cursor.fetchone()
-            if row is not None:
-                return dataclasses.replace(actum, at=_utc(row[0]))
+            if row is None or not row[1]:
+                return None  # no such chronicum (of this owner)
+            if row[0] is not None:
+                at = _utc(row[0])
+                return Recorded([dataclasses.replace(a, at=at) for a in acta])
+            return Recorded(self._batch_of(cursor, chronicum_id, key), replayed=True)
+
+    def _record_other(
+        self,
+        connection: BaseDatabaseWrapper,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+        owner_id: str | None,
+    ) -> Recorded | None:
+        chronicum_id = acta[0].chronicum_id
+        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            # Write first: the transaction takes the write lock before it reads, so
+            # concurrent SQLite writers wait instead of deadlocking.
+            cursor.execute(
+                _TOUCH_OWNED if owner_id else _TOUCH,
+                [chronicum_id, *([owner_id] if owner_id else [])],
+            )
+            if cursor.rowcount == 0:
+                return None
             if key is not None:
-                # Nothing inserted: the key was used before (it wins), or no chronicum.
-                if owner_id is None:
-                    cursor.execute(_BY_KEY, [actum.chronicum_id, key])
-                else:
-                    cursor.execute(_BY_KEY_OWNED, [actum.chronicum_id, key, owner_id])
-                stored = cursor.fetchone()
-                if stored is not None:
-                    return _actum(actum.chronicum_id, stored)
-        raise ChronicumNotFound(actum.chronicum_id)
+                stored = self._batch_of(cursor, chronicum_id, key)
+                if stored:
+                    return Recorded(stored, replayed=True)
+            now = dt.datetime.now(dt.UTC)
+            at = self._datetime_param(connection, now)
+            rows = [
+                (
+                    a.id,
+                    chronicum_id,
+                    a.kind.value,
+                    a.actor_kind.value,
+                    a.actor,
+                    a.content,
+                    at,
+                    a.call_id,
+                    None if a.data is None else dumps_data(a.data),
+                    count,
+                    member_key,
+                )
+                for a, count, member_key in zip(
+                    acta, tokens, _member_keys(key, len(acta)), strict=True
+                )
+            ]
+            cursor.executemany(_INSERT, rows)
+            cursor.execute(
+                f"UPDATE {CHRONICA} SET last_activity_at = %s WHERE id = %s", [at, chronicum_id]
+            )
+        return Recorded([dataclasses.replace(a, at=now) for a in acta])
 
     @staticmethod
-    def _record_orm(
-        connection: BaseDatabaseWrapper, actum: Actum, key: str | None, owner_id: str | None
-    ) -> Actum:
-        using = connection.alias
-        chronica = models.Chronicum.objects.using(using).filter(pk=actum.chronicum_id)
-        if owner_id is not None:
-            chronica = chronica.filter(owner_id=owner_id)
-        with transaction.atomic(using=using):
-            # Write first: the transaction takes the write lock before it reads,
-            # so concurrent SQLite writers wait instead of deadlocking.
-            if not chronica.update(last_activity_at=F("last_activity_at")):
-                raise ChronicumNotFound(actum.chronicum_id)
-            if key is not None:
-                with connection.cursor() as cursor:
-                    cursor.execute(_BY_KEY, [actum.chronicum_id, key])
-                    stored = cursor.fetchone()
-                if stored is not None:
-                    return _actum(actum.chronicum_id, stored)
-            at = dt.datetime.now(dt.UTC)
-            models.Actum.objects.using(using).create(
-                id=actum.id,
-                chronicum_id=actum.chronicum_id,
-                kind=actum.kind.value,
-                actor_kind=actum.actor_kind.value,
-                actor=actum.actor,
-                content=actum.content,
-                at=at,
-                idempotency_key=key,
-            )
-            chronica.update(last_activity_at=at)
-        return dataclasses.replace(actum, at=at)
+    def _batch_of(cursor: Any, chronicum_id: str, key: str | None) -> list[Actum]:
+        """The acta a keyed write stored, still there, in write order; [] if none."""
+        if key is None:
+            return []
+        prefix = key + "\n"
+        cursor.execute(_BY_KEY[_family(cursor.db)], [chronicum_id, key, len(prefix), prefix])
+        rows = cursor.fetchall()
+        return [_actum(chronicum_id, row) for row in rows]
+
+    @staticmethod
+    def _lock(
+        connection: BaseDatabaseWrapper, cursor: Any, chronicum_id: str, owner_id: str
+    ) -> None:
+        """Take the chronicum's row lock (SQLite: the database's write lock), or raise
+        ``ChronicumNotFound`` if it is not ``owner_id``'s."""
+        cursor.execute(_LOCK[_family(connection)], [chronicum_id, owner_id])
+        found = cursor.rowcount if connection.vendor != "postgresql" else len(cursor.fetchall())
+        if not found:
+            raise ChronicumNotFound(chronicum_id)
+
+    @staticmethod
+    def _datetime_param(connection: BaseDatabaseWrapper, value: dt.datetime) -> Any:
+        """A datetime as this database's DateTimeField stores it (SQLite: naive UTC text)."""
+        return connection.ops.adapt_datetimefield_value(value)

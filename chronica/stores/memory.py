@@ -9,9 +9,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import threading
+from collections.abc import Sequence
 
 from ..errors import ChronicumExists, ChronicumNotFound
-from ..values import ActaQuery, Actum, Chronicum
+from ..tokens import content_tokens
+from ..values import ActaQuery, Actum, Chronicum, Recorded
+from ..windows import cut_window
 
 __all__ = ["InMemoryStore"]
 
@@ -20,12 +23,16 @@ __all__ = ["InMemoryStore"]
 class _Entry:
     chronicum: Chronicum
     acta: list[Actum] = dataclasses.field(default_factory=list)
-    keys: dict[str, Actum] = dataclasses.field(default_factory=dict)
+    tokens: dict[str, int] = dataclasses.field(default_factory=dict)
+    # key -> the IDs of the batch that key recorded, in write order
+    keys: dict[str, list[str]] = dataclasses.field(default_factory=dict)
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
 
 class InMemoryStore:
-    """An ``IdempotentStore`` in a dict. Not shared between processes."""
+    """Every capability of a chronica store, in a dict. Not shared between processes."""
+
+    supports_windows = True
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -37,6 +44,14 @@ class InMemoryStore:
         except KeyError:
             raise ChronicumNotFound(chronicum_id) from None
 
+    def _owned(self, chronicum_id: str, owner_id: str) -> _Entry:
+        entry = self._entry(chronicum_id)
+        if entry.chronicum.owner_id != owner_id:
+            raise ChronicumNotFound(chronicum_id)
+        return entry
+
+    # -- Store ----------------------------------------------------------------
+
     def create(self, chronicum: Chronicum) -> None:
         with self._lock:
             if chronicum.id in self._entries:
@@ -47,37 +62,74 @@ class InMemoryStore:
         return self._entry(chronicum_id).chronicum
 
     def record(self, actum: Actum) -> Actum:
-        entry = self._entry(actum.chronicum_id)
-        with entry.lock:
-            return self._append(entry, actum)
+        return self.record_batch([actum], None, [None]).acta[0]
 
     def record_idempotent(self, actum: Actum, key: str) -> Actum:
-        entry = self._entry(actum.chronicum_id)
-        with entry.lock:
-            stored = entry.keys.get(key)
-            if stored is None:
-                stored = entry.keys[key] = self._append(entry, actum)
-            return stored
+        return self.record_batch([actum], key, [None]).acta[0]
 
     def acta(self, chronicum_id: str, query: ActaQuery) -> list[Actum]:
         entry = self._entry(chronicum_id)
         with entry.lock:
             acta = list(entry.acta)
-        if query.kinds:
-            acta = [a for a in acta if a.kind in query.kinds]
-        if query.actor_kinds:
-            acta = [a for a in acta if a.actor_kind in query.actor_kinds]
-        if query.last_n > 0:
-            acta = acta[-query.last_n :]
-        return acta
+            tokens = dict(entry.tokens)
 
-    @staticmethod
-    def _append(entry: _Entry, actum: Actum) -> Actum:
-        at = dt.datetime.now(dt.UTC)
-        stored = dataclasses.replace(actum, at=at)
-        entry.acta.append(stored)
-        entry.chronicum = dataclasses.replace(entry.chronicum, last_activity_at=at)
-        return stored
+        def count(actum: Actum) -> int:
+            found = tokens.get(actum.id)
+            return content_tokens(actum.content) if found is None else found
+
+        return cut_window(acta, query, count)
+
+    # -- capabilities ---------------------------------------------------------
+
+    def record_batch(
+        self, acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
+    ) -> Recorded:
+        entry = self._entry(acta[0].chronicum_id)
+        with entry.lock:
+            if self._entries.get(entry.chronicum.id) is not entry:
+                raise ChronicumNotFound(entry.chronicum.id)  # deleted while we waited
+            if key is not None and key in entry.keys:
+                batch = set(entry.keys[key])
+                stored = [a for a in entry.acta if a.id in batch]
+                if stored and stored[0].id == entry.keys[key][0]:
+                    return Recorded(stored, replayed=True)
+            at = dt.datetime.now(dt.UTC)
+            stored = [dataclasses.replace(actum, at=at) for actum in acta]
+            entry.acta.extend(stored)
+            for actum, count in zip(stored, tokens, strict=True):
+                if count is not None:
+                    entry.tokens[actum.id] = count
+            if key is not None:
+                entry.keys[key] = [actum.id for actum in stored]
+            entry.chronicum = dataclasses.replace(entry.chronicum, last_activity_at=at)
+            return Recorded(stored)
+
+    def list_chronica(self, owner_id: str, limit: int, after: Chronicum | None) -> list[Chronicum]:
+        with self._lock:
+            mine = [e.chronicum for e in self._entries.values() if e.chronicum.owner_id == owner_id]
+        mine.sort(key=lambda c: c.id)
+        mine.sort(key=lambda c: c.last_activity_at, reverse=True)
+        if after is not None:
+            at, last_id = after.last_activity_at, after.id
+            mine = [c for c in mine if (c.last_activity_at, last_id) < (at, c.id)]
+        return mine[:limit]
+
+    def delete(self, chronicum_id: str, owner_id: str) -> None:
+        with self._lock:
+            entry = self._owned(chronicum_id, owner_id)
+            with entry.lock:
+                del self._entries[chronicum_id]
+
+    def pop(self, chronicum_id: str, owner_id: str) -> Actum | None:
+        entry = self._owned(chronicum_id, owner_id)
+        with entry.lock:
+            if self._entries.get(chronicum_id) is not entry:
+                raise ChronicumNotFound(chronicum_id)
+            if not entry.acta:
+                return None
+            actum = entry.acta.pop()
+            entry.tokens.pop(actum.id, None)
+            return actum
 
     def __repr__(self) -> str:
         return f"<InMemoryStore chronica={len(self._entries)}>"
