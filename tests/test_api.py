@@ -25,11 +25,11 @@ ACTUM_FIELDS = {"id", "chronicum_id", "kind", "actor_kind", "actor", "content", 
 
 
 def chronicum_url(chronicum_id: str = CHRONICUM) -> str:
-    return reverse("chronica:chronicum", args=[chronicum_id])
+    return reverse("chronica:chronicum-detail", args=[chronicum_id])
 
 
 def acta_url(chronicum_id: str = CHRONICUM) -> str:
-    return reverse("chronica:acta", args=[chronicum_id])
+    return reverse("chronica:chronicum-acta", args=[chronicum_id])
 
 
 def body(actum) -> dict[str, str]:
@@ -480,3 +480,43 @@ def test_a_body_over_the_upload_limit_is_a_json_400_and_writes_nothing():
     assert response.status_code == 400
     assert response.json() == {"detail": "the request body is larger than 1048576 bytes"}
     assert not models.Chronicum.objects.exists()
+
+
+@pytest.mark.django_db
+class TestRoutes:
+    """Every route answers with and without its trailing slash, for every method: never
+    a redirect, which clients follow as a GET and so lose a POST."""
+
+    ROUTES = [pytest.param(chronicum_url, id="chronicum"), pytest.param(acta_url, id="acta")]
+
+    def test_reverse_gives_the_slash(self):
+        assert chronicum_url() == f"/api/chronica/{CHRONICUM}/"
+        assert acta_url() == f"/api/chronica/{CHRONICUM}/acta/"
+
+    @pytest.mark.parametrize("url", ROUTES)
+    @pytest.mark.parametrize("method", ["get", "post", "put", "patch", "delete", "options"])
+    def test_both_spellings_answer_alike(self, as_ardian, dinner, url, method):
+        call = getattr(as_ardian, method)
+        payload = {} if method in ("get", "options") else {"data": GOOD, "format": "json"}
+        with_slash, without = call(url(), **payload), call(url().rstrip("/"), **payload)
+        assert without.status_code == with_slash.status_code
+        assert not 300 <= with_slash.status_code < 400
+        if method == "get":
+            assert without.json() == with_slash.json()
+
+    def test_a_post_without_the_slash_is_recorded(self, as_ardian, dinner):
+        response = as_ardian.post(acta_url().rstrip("/"), GOOD, format="json")
+        assert response.status_code == 201
+        assert window(as_ardian)[-1] == response.json()
+
+    def test_an_id_with_dots_is_an_id(self, as_ardian):
+        assert post(as_ardian, GOOD, chronicum_id="dinner.friday").status_code == 201
+        assert as_ardian.get(chronicum_url("dinner.friday")).json()["id"] == "dinner.friday"
+        assert as_ardian.get("/api/chronica/dinner.friday").json()["id"] == "dinner.friday"
+
+    def test_the_browsable_api_renders(self, as_ardian, dinner):
+        pages = [(chronicum_url(), CHRONICUM), (acta_url(), "Rumah Teduh")]
+        for url, shown in [*pages, *((url.rstrip("/"), shown) for url, shown in pages)]:
+            response = as_ardian.get(url, HTTP_ACCEPT="text/html")
+            assert response.status_code == 200
+            assert shown in response.content.decode()

@@ -73,11 +73,11 @@ def test_only_ardian_reads_or_writes_dinner_friday(dinner, rafa):
 
 
 def acta_url(chronicum_id: str = CHRONICUM) -> str:
-    return reverse("chronica:acta", args=[chronicum_id])
+    return reverse("chronica:chronicum-acta", args=[chronicum_id])
 
 
 def chronicum_url(chronicum_id: str = CHRONICUM) -> str:
-    return reverse("chronica:chronicum", args=[chronicum_id])
+    return reverse("chronica:chronicum-detail", args=[chronicum_id])
 
 
 def client_for(user) -> APIClient:

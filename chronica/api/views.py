@@ -1,15 +1,20 @@
-"""The HTTP face of ``chronica.services``: read a chronicum, read and write its acta.
+"""The HTTP face of ``chronica.services``: a chronicum, its context window, its writes.
 
-The views turn HTTP into the arguments of ``chronica.services`` and its errors
-back into HTTP; every rule stays in the services. The owner is always
-``request.user`` passed through ``CHRONICA["OWNER_ID"]``.
+``ChronicumViewSet`` turns HTTP into the arguments of ``chronica.services`` and
+its errors back into HTTP; every rule stays in the services. The owner is
+always ``request.user`` passed through ``CHRONICA["OWNER_ID"]``.
+
+Register it on a project's own DRF router next to the project's endpoints::
+
+    router.register("chronica", ChronicumViewSet, basename="chronicum")
+
+or include ``chronica.api.urls``, which does exactly that.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any, cast
 
 from django.conf import settings
@@ -17,55 +22,28 @@ from django.core.exceptions import RequestDataTooBig
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.authentication import BaseAuthentication
-from rest_framework.exceptions import APIException, NotFound
+from rest_framework.decorators import action
 from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
-from rest_framework.views import APIView
+from rest_framework.viewsets import ViewSet
 
 from .. import services
 from ..conf import chronica_settings
-from ..errors import ChronicumNotFound, IdempotencyUnsupported
 from ..values import Actum
 from . import schema
+from .errors import BadRequest, chronica_errors
 from .parsers import StrictJSONParser
 from .serializers import ActumSerializer, ChronicumSerializer
 
-__all__ = ["ActaView", "ChronicumView"]
+__all__ = ["ChronicaViewSet", "ChronicumViewSet"]
 
 IDEMPOTENCY_KEY = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"
 _REQUIRED_FIELDS = ("kind", "actor_kind", "actor")
 _INTEGER = re.compile(r"[+-]?[0-9]{1,19}")
 _INT64 = range(-(2**63), 2**63)
-
-
-class BadRequest(APIException):
-    status_code = status.HTTP_400_BAD_REQUEST
-    default_detail = "Bad request."
-    default_code = "invalid"
-
-
-class IdempotencyNotImplemented(APIException):
-    status_code = status.HTTP_501_NOT_IMPLEMENTED
-    default_detail = "This server's chronica store does not support Idempotency-Key."
-    default_code = "idempotency_unsupported"
-
-
-@contextmanager
-def chronica_errors() -> Iterator[None]:
-    """Turn chronica's errors into HTTP answers; every other error passes through."""
-    try:
-        yield
-    except ChronicumNotFound:
-        # Neither the ID nor which of the two cases it was: someone else's
-        # chronicum must look exactly like one that never existed.
-        raise NotFound() from None
-    except IdempotencyUnsupported:
-        raise IdempotencyNotImplemented() from None
-    except ValueError as exc:  # InvalidActum, EmptyOwnerID, an unknown kind
-        raise BadRequest(str(exc)) from None
 
 
 def owner_id(request: Request) -> str:
@@ -107,7 +85,7 @@ def actum_from_body(chronicum_id: str, data: Any) -> Actum:
     )
 
 
-class ChronicaAPIView(APIView):
+class ChronicaViewSet(ViewSet):
     """JSON in; the project's authentication; signed in, at least.
 
     The project's ``REST_FRAMEWORK`` authentication and permission classes are
@@ -137,33 +115,39 @@ class ChronicaAPIView(APIView):
         return [IsAuthenticated(), *(p() for p in policy if p is not AllowAny)]
 
 
-class ChronicumView(ChronicaAPIView):
-    """``GET chronica/<id>/``: the chronicum, if it is the caller's."""
+class ChronicumViewSet(ChronicaViewSet):
+    """The caller's chronica, and the acta of each."""
+
+    lookup_field = "chronicum_id"
+    # Any ID but one with a slash, dots included (DRF's default refuses dots).
+    lookup_value_regex = "[^/]+"
 
     @extend_schema(**schema.GET_CHRONICUM)
-    def get(self, request: Request, chronicum_id: str) -> Response:
+    def retrieve(self, request: Request, chronicum_id: str) -> Response:
+        """The chronicum, if it is the caller's."""
         with chronica_errors():
             chronicum = services.get_chronicum(owner_id(request), chronicum_id)
         return Response(ChronicumSerializer(chronicum).data)
 
-
-class ActaView(ChronicaAPIView):
-    """``GET chronica/<id>/acta/``: the context window. ``POST``: record one actum."""
-
     @extend_schema(**schema.GET_ACTA)
-    def get(self, request: Request, chronicum_id: str) -> Response:
+    @action(detail=True, methods=["get"], url_path="acta", url_name="acta")
+    def acta(self, request: Request, chronicum_id: str) -> Response:
+        """The context window: filtered by kinds and actor kinds, then the last N, oldest
+        first."""
         with chronica_errors():
-            acta = services.get_acta(
+            window = services.get_acta(
                 owner_id(request),
                 chronicum_id,
                 kinds=listed(request, "kind"),
                 actor_kinds=listed(request, "actor_kind"),
                 last_n=last_n(request),
             )
-        return Response(ActumSerializer(acta, many=True).data)
+        return Response(ActumSerializer(window, many=True).data)
 
     @extend_schema(**schema.POST_ACTUM)
-    def post(self, request: Request, chronicum_id: str) -> Response:
+    @acta.mapping.post
+    def record(self, request: Request, chronicum_id: str) -> Response:
+        """Record one actum; a retry with the same Idempotency-Key returns the first."""
         actum = actum_from_body(chronicum_id, request.data)
         with chronica_errors():
             stored, replayed = services.record_actum_replayed(
