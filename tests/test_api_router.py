@@ -80,3 +80,17 @@ def test_the_projects_schema_describes_chronica_once(as_ardian):
         "/v1/chronica/{chronicum_id}/acta/",
     }
     assert set(paths["/v1/chronica/{chronicum_id}/acta/"]) == {"get", "post"}
+
+
+def test_a_router_on_path_converters_gets_both_spellings_too():
+    from rest_framework.routers import SimpleRouter
+
+    converters = SimpleRouter(use_regex_path=False)
+    converters.register("chronica", ChronicumViewSet, basename="chronicum")
+    routes = [(str(p.pattern), p.name) for p in optional_slash(converters.urls)]
+    assert routes == [
+        ("chronica/<str:chronicum_id>/", "chronicum-detail"),
+        ("chronica/<str:chronicum_id>", None),
+        ("chronica/<str:chronicum_id>/acta/", "chronicum-acta"),
+        ("chronica/<str:chronicum_id>/acta", None),
+    ]

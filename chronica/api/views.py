@@ -121,6 +121,7 @@ class ChronicumViewSet(ChronicaViewSet):
     lookup_field = "chronicum_id"
     # Any ID but one with a slash, dots included (DRF's default refuses dots).
     lookup_value_regex = "[^/]+"
+    lookup_value_converter = "str"
 
     @extend_schema(**schema.GET_CHRONICUM)
     def retrieve(self, request: Request, chronicum_id: str) -> Response:
