@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import socket
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connections
+from django.db.utils import load_backend
 from django.test import override_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -355,6 +357,44 @@ class TestInvalidInput:
         assert as_rafa.get(acta_url("never-existed") + "?kind=memo").status_code == 400
 
 
+def closed_port() -> int:
+    """A local TCP port where nothing listens."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+UNREACHABLE = {
+    "postgresql": {
+        "ENGINE": "django.db.backends.postgresql",
+        "HOST": "127.0.0.1",
+        "PORT": closed_port(),
+        "NAME": "chronica",
+        "USER": "postgres",
+        "OPTIONS": {"connect_timeout": 5},
+    },
+    "sqlite": {"ENGINE": "django.db.backends.sqlite3", "NAME": "/nonexistent/chronica.sqlite3"},
+}
+
+
+@pytest.fixture(params=sorted(UNREACHABLE))
+def unreachable_store(request):
+    """CHRONICA's store on a database alias that cannot be connected to: a PostgreSQL port
+    where nothing listens, or an SQLite file in a directory that does not exist."""
+    alias = f"unreachable_{request.param}"
+    configured = {**connections.settings, alias: UNREACHABLE[request.param]}
+    settings_dict = connections.configure_settings(configured)[alias]
+    # A connection of this thread only, not in settings.DATABASES: the test
+    # framework would try to set up and flush a test database on it.
+    wrapper = load_backend(settings_dict["ENGINE"]).DatabaseWrapper(settings_dict, alias)
+    connections[alias] = wrapper
+    store = {"STORE": "chronica.stores.db.DjangoStore", "STORE_OPTIONS": {"using": alias}}
+    with override_settings(CHRONICA=store):
+        yield
+    wrapper.close()
+    del connections[alias]
+
+
 @pytest.mark.django_db
 class TestOtherErrors:
     def test_a_database_error_is_not_turned_into_an_answer(self, as_ardian):
@@ -363,6 +403,18 @@ class TestOtherErrors:
             for call in (lambda: as_ardian.get(chronicum_url()), lambda: post(as_ardian, GOOD)):
                 with pytest.raises(OperationalError, match="closed the connection"):
                     call()
+
+    def test_an_unreachable_database_is_a_503_to_retry(self, as_ardian, unreachable_store):
+        for response in (
+            as_ardian.get(chronicum_url()),
+            as_ardian.get(acta_url()),
+            post(as_ardian, GOOD),
+            post(as_ardian, GOOD, key=BOOKING_KEY),
+        ):
+            assert response.status_code == 503
+            assert response["Content-Type"] == "application/json"
+            assert response["Retry-After"] == "5"
+            assert response.json() == {"detail": "The database cannot be reached; try again later."}
 
 
 @pytest.mark.django_db

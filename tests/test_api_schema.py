@@ -64,8 +64,11 @@ class TestSchema:
         assert set(paths["/api/chronica/{chronicum_id}/"]) == {"get"}
         assert set(paths["/api/chronica/{chronicum_id}/acta/"]) == {"get", "post"}
         post = paths["/api/chronica/{chronicum_id}/acta/"]["post"]
-        assert set(post["responses"]) == {"200", "201", "400", "401", "403", "404", "501"}
+        assert set(post["responses"]) == {"200", "201", "400", "401", "403", "404", "501", "503"}
         assert "Idempotent-Replayed" in post["responses"]["200"]["headers"]
+        for path, method in OPERATIONS:
+            unavailable = paths[path][method.lower()]["responses"]["503"]
+            assert "Retry-After" in unavailable["headers"]
         assert [p["name"] for p in post["parameters"] if p["in"] == "header"] == ["Idempotency-Key"]
         names = {
             p["name"] for p in paths["/api/chronica/{chronicum_id}/acta/"]["get"]["parameters"]

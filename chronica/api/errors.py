@@ -1,26 +1,41 @@
-"""chronica's errors as HTTP answers.
+"""chronica's errors, and a database that cannot be reached, as HTTP answers.
 
-Only chronica's own errors become 4xx answers: any other exception raised by a
+Only chronica's own errors become 4xx answers. Any other exception raised by a
 call into ``chronica.services`` passes through to Django's handler (a 500 and
-the logs).
+the logs), except a database that cannot be connected to: a 503 the client may
+retry.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from django.db import InterfaceError, OperationalError
+from django.db.backends.base.base import BaseDatabaseWrapper
 from rest_framework import status
 from rest_framework.exceptions import APIException, NotFound
 
 from ..errors import ChronicumNotFound, EmptyOwnerID, IdempotencyUnsupported, InvalidActum
 
-__all__ = ["BadRequest", "IdempotencyNotImplemented", "chronica_errors"]
+__all__ = [
+    "BadRequest",
+    "DatabaseUnavailable",
+    "IdempotencyNotImplemented",
+    "chronica_errors",
+    "unreachable_database",
+]
+
+logger = logging.getLogger("chronica.api")
 
 # The errors a caller's input causes. ValueError stands for the query errors
 # the services raise today (an unknown kind in a filter); it becomes
 # chronica.InvalidQuery once the services raise that.
 BAD_INPUT: tuple[type[Exception], ...] = (InvalidActum, EmptyOwnerID, ValueError)
+
+# The methods in which a Django database backend opens a connection.
+_CONNECTING = frozenset({"connect", "get_new_connection", "init_connection_state"})
 
 
 class BadRequest(APIException):
@@ -33,6 +48,15 @@ class IdempotencyNotImplemented(APIException):
     status_code = status.HTTP_501_NOT_IMPLEMENTED
     default_detail = "This server's chronica store does not support Idempotency-Key."
     default_code = "idempotency_unsupported"
+
+
+class DatabaseUnavailable(APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The database cannot be reached; try again later."
+    default_code = "database_unavailable"
+    # Seconds, sent as Retry-After by DRF's exception handler: long enough for a
+    # database restart or a failover, short for a waiting client.
+    wait = 5
 
 
 @contextmanager
@@ -48,3 +72,25 @@ def chronica_errors() -> Iterator[None]:
         raise IdempotencyNotImplemented() from None
     except BAD_INPUT as exc:
         raise BadRequest(str(exc)) from None
+
+
+def unreachable_database(exc: BaseException) -> DatabaseUnavailable | None:
+    """A 503 for ``exc`` if it is a database failing to open a connection, else ``None``.
+
+    Only those are safe to retry blindly: an error on an open connection (a
+    statement cancelled, a connection cut mid-commit) may have had effects, so it
+    stays a 500 for the logs. Told apart by where it was raised: inside the
+    database backend's connect.
+    """
+    if not isinstance(exc, OperationalError | InterfaceError):
+        return None
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name in _CONNECTING and isinstance(
+            frame.f_locals.get("self"), BaseDatabaseWrapper
+        ):
+            logger.error("chronica API: the database cannot be reached", exc_info=exc)
+            return DatabaseUnavailable()
+        tb = tb.tb_next
+    return None

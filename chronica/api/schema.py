@@ -18,7 +18,22 @@ _NOT_FOUND = OpenApiResponse(
     _ERROR, description="No such chronicum, or not the caller's: the same body in both cases."
 )
 _INVALID = OpenApiResponse(_ERROR, description="What is wrong with the request.")
-_COMMON: dict[int, Any] = {401: _NOT_SIGNED_IN, 403: _NOT_SIGNED_IN, 404: _NOT_FOUND}
+_UNAVAILABLE = OpenApiResponse(
+    _ERROR, description="The database cannot be reached: retry after Retry-After seconds."
+)
+_COMMON: dict[int, Any] = {
+    401: _NOT_SIGNED_IN,
+    403: _NOT_SIGNED_IN,
+    404: _NOT_FOUND,
+    503: _UNAVAILABLE,
+}
+RETRY_AFTER = OpenApiParameter(
+    "Retry-After",
+    {"type": "string", "pattern": "^[0-9]+$"},
+    OpenApiParameter.HEADER,
+    description="Seconds to wait before retrying.",
+    response=[503],
+)
 
 # The URL converter stops at "/", so an ID with one cannot be named here.
 CHRONICUM_ID = OpenApiParameter(
@@ -40,7 +55,7 @@ def _kinds(name: str, values: list[str]) -> OpenApiParameter:
 GET_CHRONICUM: dict[str, Any] = {
     "operation_id": "chronica_chronicum_retrieve",
     "summary": "A chronicum of the caller's",
-    "parameters": [CHRONICUM_ID],
+    "parameters": [CHRONICUM_ID, RETRY_AFTER],
     "responses": {200: ChronicumSerializer, **_COMMON},
 }
 
@@ -56,6 +71,7 @@ GET_ACTA: dict[str, Any] = {
             {"type": "integer", "format": "int64", "minimum": -(2**63), "maximum": 2**63 - 1},
             description="After filtering, keep the last N acta. Absent or <= 0: all.",
         ),
+        RETRY_AFTER,
     ],
     "responses": {200: ActumSerializer(many=True), 400: _INVALID, **_COMMON},
 }
@@ -79,6 +95,7 @@ POST_ACTUM: dict[str, Any] = {
             description="Set on a replay.",
             response=[200],
         ),
+        RETRY_AFTER,
     ],
     "request": ActumWriteSerializer,
     "responses": {

@@ -33,7 +33,7 @@ from .. import services
 from ..conf import chronica_settings
 from ..values import Actum
 from . import schema
-from .errors import BadRequest, chronica_errors
+from .errors import BadRequest, chronica_errors, unreachable_database
 from .parsers import StrictJSONParser
 from .serializers import ActumSerializer, ChronicumSerializer
 
@@ -100,7 +100,7 @@ class ChronicaViewSet(ViewSet):
             # Django would answer an HTML page; an API client gets the JSON it expects.
             limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
             exc = BadRequest(f"the request body is larger than {limit} bytes")
-        return super().handle_exception(exc)
+        return super().handle_exception(unreachable_database(exc) or exc)
 
     def get_authenticators(self) -> list[BaseAuthentication]:
         classes = cast(
