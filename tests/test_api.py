@@ -229,6 +229,33 @@ class TestIdempotency:
         assert one.status_code == two.status_code == 201
         assert one.json()["id"] != two.json()["id"]
 
+    @pytest.mark.parametrize(
+        ("key", "said"),
+        [
+            # What a server hands Django for the UTF-8 bytes of "ключ-🍷": Latin-1.
+            pytest.param("ключ-🍷".encode().decode("latin-1"), "must be ASCII", id="utf8"),
+            pytest.param("ключ-🍷", "must be ASCII", id="unicode"),
+            pytest.param("booking-reply-1,booking-reply-2", "sent once", id="two-headers"),
+            pytest.param("booking-reply-1, booking-reply-1", "sent once", id="same-twice"),
+            pytest.param("booking\r\nreply-1", "control characters", id="crlf"),
+            pytest.param("booking\nreply-1", "control characters", id="lf"),
+            pytest.param("booking\treply-1", "control characters", id="tab"),
+            pytest.param("booking-reply-1\x7f", "control characters", id="del"),
+        ],
+    )
+    def test_a_key_that_cannot_be_kept_as_sent_is_refused(self, as_ardian, key, said):
+        response = post(as_ardian, GOOD, key=key)
+        assert response.status_code == 400
+        assert said in response.json()["detail"]
+        assert response.json()["detail"].startswith("Idempotency-Key ")
+        assert as_ardian.get(chronicum_url()).status_code == 404
+
+    def test_printable_ascii_keys_are_kept(self, as_ardian):
+        for key in ("booking-reply-1", "a b", "~!@#$%^&*()_+=`{}[]|\\:;\"'<>.?/"):
+            first = post(as_ardian, GOOD, key=key)
+            again = post(as_ardian, GOOD, key=key)
+            assert (first.status_code, again.status_code) == (201, 200)
+
     def test_a_key_on_a_store_that_is_not_idempotent_is_501(self, as_ardian):
         with override_settings(CHRONICA={"STORE": "tests.stores.PlainStore"}):
             response = post(as_ardian, body(scenario.booking_reply()), key=BOOKING_KEY)

@@ -83,10 +83,12 @@ POST_ACTUM: dict[str, Any] = {
         CHRONICUM_ID,
         OpenApiParameter(
             "Idempotency-Key",
-            {"type": "string", "maxLength": MAX_LENGTH},
+            # Printable ASCII but the comma, which joins a header sent twice.
+            {"type": "string", "maxLength": MAX_LENGTH, "pattern": r"^[\x20-\x2B\x2D-\x7E]*$"},
             OpenApiParameter.HEADER,
             description="A retry with a key already used in this chronicum returns the actum"
-            " stored the first time (200) and writes nothing.",
+            " stored the first time (200) and writes nothing. Sent once; printable ASCII"
+            " with no comma (a header sent twice arrives as two values joined by one).",
         ),
         OpenApiParameter(
             "Idempotent-Replayed",

@@ -13,9 +13,8 @@ or include ``chronica.api.urls``, which does exactly that.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import cast
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -30,59 +29,15 @@ from rest_framework.settings import api_settings
 from rest_framework.viewsets import ViewSet
 
 from .. import services
-from ..conf import chronica_settings
-from ..values import Actum
 from . import schema
 from .errors import BadRequest, chronica_errors, unreachable_database
+from .inputs import actum_from_body, idempotency_key, last_n, listed, owner_id
 from .parsers import StrictJSONParser
 from .serializers import ActumSerializer, ChronicumSerializer
 
 __all__ = ["ChronicaViewSet", "ChronicumViewSet"]
 
-IDEMPOTENCY_KEY = "Idempotency-Key"
 REPLAYED = "Idempotent-Replayed"
-_REQUIRED_FIELDS = ("kind", "actor_kind", "actor")
-_INTEGER = re.compile(r"[+-]?[0-9]{1,19}")
-_INT64 = range(-(2**63), 2**63)
-
-
-def owner_id(request: Request) -> str:
-    """The owner of everything this request touches: ``CHRONICA["OWNER_ID"](request.user)``."""
-    return chronica_settings.owner_id_function()(request.user)
-
-
-def listed(request: Request, name: str) -> list[str]:
-    """A query parameter given repeatedly (``?kind=a&kind=b``), comma-separated
-    (``?kind=a,b``) or both; each item as given, for the services to judge."""
-    return [item for value in request.query_params.getlist(name) for item in value.split(",")]
-
-
-def last_n(request: Request) -> int:
-    """``?last_n=``: a 64-bit integer; absent means no limit."""
-    raw = request.query_params.get("last_n")
-    if raw is None:
-        return 0
-    if not _INTEGER.fullmatch(raw) or int(raw) not in _INT64:
-        raise BadRequest(f"last_n must be a 64-bit integer, not {raw[:40]!r}")
-    return int(raw)
-
-
-def actum_from_body(chronicum_id: str, data: Any) -> Actum:
-    """The actum a JSON body describes. Only its shape is checked here: the values
-    (types included) are judged by ``chronica.services``. Other keys are ignored,
-    as the ID and the time are chronica's to give."""
-    if not isinstance(data, dict):
-        raise BadRequest(f"the body must be a JSON object, not {type(data).__name__}")
-    missing = [name for name in _REQUIRED_FIELDS if name not in data]
-    if missing:
-        raise BadRequest(f"missing field(s): {', '.join(missing)}")
-    return Actum(
-        chronicum_id=chronicum_id,
-        kind=data["kind"],
-        actor_kind=data["actor_kind"],
-        actor=data["actor"],
-        content=data.get("content", ""),
-    )
 
 
 class ChronicaViewSet(ViewSet):
@@ -150,9 +105,10 @@ class ChronicumViewSet(ChronicaViewSet):
     def record(self, request: Request, chronicum_id: str) -> Response:
         """Record one actum; a retry with the same Idempotency-Key returns the first."""
         actum = actum_from_body(chronicum_id, request.data)
+        key = idempotency_key(request)
         with chronica_errors():
             stored, replayed = services.record_actum_replayed(
-                owner_id(request), actum, idempotency_key=request.headers.get(IDEMPOTENCY_KEY)
+                owner_id(request), actum, idempotency_key=key
             )
         body = ActumSerializer(stored).data
         if replayed:

@@ -1,0 +1,88 @@
+"""What a request says, read into the arguments of ``chronica.services``.
+
+Only the shape of the input is checked here (a query parameter's spelling, a
+header's bytes, the body's JSON type); the values are judged by the services,
+so that the API refuses exactly what the library refuses, with its message.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rest_framework.request import Request
+
+from ..conf import chronica_settings
+from ..values import Actum
+from .errors import BadRequest
+
+__all__ = ["IDEMPOTENCY_KEY", "actum_from_body", "idempotency_key", "last_n", "listed", "owner_id"]
+
+IDEMPOTENCY_KEY = "Idempotency-Key"
+_REQUIRED_FIELDS = ("kind", "actor_kind", "actor")
+_INTEGER = re.compile(r"[+-]?[0-9]{1,19}")
+_INT64 = range(-(2**63), 2**63)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def owner_id(request: Request) -> str:
+    """The owner of everything this request touches: ``CHRONICA["OWNER_ID"](request.user)``."""
+    return chronica_settings.owner_id_function()(request.user)
+
+
+def listed(request: Request, name: str) -> list[str]:
+    """A query parameter given repeatedly (``?kind=a&kind=b``), comma-separated
+    (``?kind=a,b``) or both; each item as given, for the services to judge."""
+    return [item for value in request.query_params.getlist(name) for item in value.split(",")]
+
+
+def last_n(request: Request) -> int:
+    """``?last_n=``: a 64-bit integer; absent means no limit."""
+    raw = request.query_params.get("last_n")
+    if raw is None:
+        return 0
+    if not _INTEGER.fullmatch(raw) or int(raw) not in _INT64:
+        raise BadRequest(f"last_n must be a 64-bit integer, not {raw[:40]!r}")
+    return int(raw)
+
+
+def idempotency_key(request: Request) -> str | None:
+    """The ``Idempotency-Key`` header: printable ASCII, sent once.
+
+    Servers hand header bytes over as Latin-1, so a UTF-8 key would be stored as
+    mojibake: keys are ASCII. A header sent twice reaches Django as the two
+    values joined by a comma (by the WSGI server, or by Django's ASGI handler),
+    which cannot be told from one key holding a comma: keys hold none.
+    """
+    key = request.headers.get(IDEMPOTENCY_KEY)
+    if key is None:
+        return None
+    if not key.isascii():
+        raise BadRequest(f"{IDEMPOTENCY_KEY} must be ASCII: a key is printable ASCII characters")
+    if _CONTROL.search(key):
+        raise BadRequest(
+            f"{IDEMPOTENCY_KEY} must not contain control characters (CR, LF, tab, NUL...)"
+        )
+    if "," in key:
+        raise BadRequest(
+            f"{IDEMPOTENCY_KEY} must be sent once and hold no comma: two headers arrive"
+            " joined by a comma"
+        )
+    return key
+
+
+def actum_from_body(chronicum_id: str, data: Any) -> Actum:
+    """The actum a JSON body describes. Other keys are ignored, as the ID and the
+    time are chronica's to give."""
+    if not isinstance(data, dict):
+        raise BadRequest(f"the body must be a JSON object, not {type(data).__name__}")
+    missing = [name for name in _REQUIRED_FIELDS if name not in data]
+    if missing:
+        raise BadRequest(f"missing field(s): {', '.join(missing)}")
+    return Actum(
+        chronicum_id=chronicum_id,
+        kind=data["kind"],
+        actor_kind=data["actor_kind"],
+        actor=data["actor"],
+        content=data.get("content", ""),
+    )
