@@ -129,7 +129,7 @@ class TestDinnerFriday:
             "Rumah Teduh.",
         ]
 
-    @pytest.mark.parametrize("query", ["?last_n=0", "?last_n=-3", "?last_n=%2B0", "?x=1"])
+    @pytest.mark.parametrize("query", ["?last_n=0", "?last_n=-3", "?last_n=%2B0", "?format=json"])
     def test_no_limit_and_no_filter_spelled_other_ways(self, as_ardian, dinner, query):
         assert window(as_ardian, query) == dinner
 
@@ -485,13 +485,31 @@ class TestSignedIn:
         client = APIClient()
         wrong = "Basic YXJkaWFuOndyb25n"  # ardian:wrong
         right = "Basic YXJkaWFuOmFyZGlhbi1wYXNzd29yZA=="  # ardian:ardian-password
-        # DRF's default puts session authentication first, which answers 403.
-        assert client.get(chronicum_url(), HTTP_AUTHORIZATION=wrong).status_code == 403
-        basic = ["rest_framework.authentication.BasicAuthentication"]
-        with override_settings(REST_FRAMEWORK={"DEFAULT_AUTHENTICATION_CLASSES": basic}):
-            assert client.get(chronicum_url()).status_code == 401
-            assert client.get(chronicum_url(), HTTP_AUTHORIZATION=wrong).status_code == 401
-            assert client.get(chronicum_url(), HTTP_AUTHORIZATION=right).status_code == 200
+        basic = "rest_framework.authentication.BasicAuthentication"
+        token = "rest_framework.authentication.TokenAuthentication"
+        session = "rest_framework.authentication.SessionAuthentication"
+        for classes, challenge in [
+            # DRF's default: session first, then basic. Basic can challenge.
+            ([session, basic], 'Basic realm="api"'),
+            ([basic], 'Basic realm="api"'),
+            ([session, basic, token], 'Basic realm="api", Token'),
+        ]:
+            with override_settings(REST_FRAMEWORK={"DEFAULT_AUTHENTICATION_CLASSES": classes}):
+                for response in (
+                    client.get(chronicum_url()),
+                    client.get(chronicum_url(), HTTP_AUTHORIZATION=wrong),
+                    post(client, GOOD),
+                ):
+                    assert response.status_code == 401
+                    assert response["WWW-Authenticate"] == challenge
+                assert client.get(chronicum_url(), HTTP_AUTHORIZATION=right).status_code == 200
+
+    def test_with_no_challenge_to_make_403(self, ardian, dinner):
+        session = ["rest_framework.authentication.SessionAuthentication"]
+        with override_settings(REST_FRAMEWORK={"DEFAULT_AUTHENTICATION_CLASSES": session}):
+            for response in self.calls(APIClient()):
+                assert response.status_code == 403
+                assert "WWW-Authenticate" not in response
 
     def test_a_stricter_project_policy_applies(self, as_ardian, dinner):
         admins = {"DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"]}
@@ -547,18 +565,52 @@ class TestRecordActumReplayed:
 
 @pytest.mark.django_db
 @override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=1024 * 1024)
-def test_a_body_over_the_upload_limit_is_a_json_400_and_writes_nothing():
-    from django.contrib.auth.models import User
+def test_a_body_over_the_upload_limit_is_a_413_naming_the_setting(as_ardian):
+    response = post(as_ardian, {**GOOD, "content": "x" * 2**20})
+    assert response.status_code == 413
+    assert response.json() == {
+        "detail": "the request body is larger than DATA_UPLOAD_MAX_MEMORY_SIZE (1048576 bytes)"
+    }
+    assert as_ardian.get(chronicum_url()).status_code == 404
 
-    from chronica import models
 
-    client = APIClient()
-    client.force_login(User.objects.create_user("ardian"))
-    body = {"kind": "message", "actor_kind": "human", "actor": "ardian", "content": "x" * 2**21}
-    response = client.post("/api/chronica/dinner-friday/acta/", body, format="json")
-    assert response.status_code == 400
-    assert response.json() == {"detail": "the request body is larger than 1048576 bytes"}
-    assert not models.Chronicum.objects.exists()
+@pytest.mark.django_db
+class TestUnknownQueryParameters:
+    """A misspelt or unsupported parameter is a 400 naming it, not a silently
+    unfiltered answer."""
+
+    @pytest.mark.parametrize(
+        ("query", "named"),
+        [
+            ("?actor=ardian", "actor"),
+            ("?limit=3", "limit"),
+            ("?kind=message&last=3", "last"),
+            ("?actor=ardian&limit=3", "actor, limit"),
+            ("?kinds=message", "kinds"),
+        ],
+    )
+    def test_on_the_window(self, as_ardian, dinner, query, named):
+        response = as_ardian.get(acta_url() + query)
+        assert response.status_code == 400
+        assert response.json() == {
+            "detail": f"unknown query parameter(s): {named}"
+            " (this call takes: actor_kind, kind, last_n)"
+        }
+
+    def test_on_the_chronicum_and_on_a_write(self, as_ardian, dinner):
+        said = "unknown query parameter(s): kind (this call takes: none)"
+        assert as_ardian.get(chronicum_url() + "?kind=message").json() == {"detail": said}
+        response = as_ardian.post(acta_url() + "?kind=message", GOOD, format="json")
+        assert response.status_code == 400
+        assert response.json() == {"detail": said}
+        assert window(as_ardian) == dinner
+
+    def test_format_is_drfs_own(self, as_ardian, dinner):
+        assert as_ardian.get(acta_url() + "?format=json&last_n=1").json() == dinner[-1:]
+        assert as_ardian.get(chronicum_url() + "?format=api").status_code == 200
+
+    def test_signed_out_learns_nothing_about_parameters(self, dinner):
+        assert APIClient().get(acta_url() + "?limit=3").status_code in (401, 403)
 
 
 @pytest.mark.django_db

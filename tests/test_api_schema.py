@@ -64,7 +64,18 @@ class TestSchema:
         assert set(paths["/api/chronica/{chronicum_id}/"]) == {"get"}
         assert set(paths["/api/chronica/{chronicum_id}/acta/"]) == {"get", "post"}
         post = paths["/api/chronica/{chronicum_id}/acta/"]["post"]
-        assert set(post["responses"]) == {"200", "201", "400", "401", "403", "404", "501", "503"}
+        assert set(post["responses"]) == {
+            "200",
+            "201",
+            "400",
+            "401",
+            "403",
+            "404",
+            "411",
+            "413",
+            "501",
+            "503",
+        }
         assert "Idempotent-Replayed" in post["responses"]["200"]["headers"]
         for path, method in OPERATIONS:
             unavailable = paths[path][method.lower()]["responses"]["503"]

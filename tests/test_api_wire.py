@@ -178,3 +178,39 @@ class TestIdempotencyKeyHeader:
         answer = wsgi("POST", ACTA, environ, REPLY)
         assert answer.status_code == 400
         assert "sent once" in answer.json()["detail"]
+
+
+class TestChunkedBody:
+    """A body sent in chunks has no Content-Length. Django reads bodies by their
+    length, so it would be read as empty and answered "missing field(s)"; the
+    client is told instead to send the length."""
+
+    async def test_through_asgi_is_a_411(self, ardian):
+        headers = [(b"content-type", b"application/json")]
+        answer = await asgi("POST", ACTA, headers, REPLY, chunked=True)
+        assert answer.status_code == 411
+        assert "Content-Length" in answer.json()["detail"]
+        assert await window() == []
+
+    def test_through_wsgi_is_a_411(self, ardian):
+        # As gunicorn passes a chunked request: no CONTENT_LENGTH, and an input
+        # it has already de-chunked.
+        environ = {
+            "CONTENT_TYPE": "application/json",
+            "HTTP_TRANSFER_ENCODING": "chunked",
+            "wsgi.input_terminated": True,
+        }
+        answer = wsgi("POST", ACTA, environ, REPLY)
+        assert answer.status_code == 411
+        assert "Content-Length" in answer.json()["detail"]
+
+    async def test_the_same_body_with_its_length_is_recorded(self, ardian):
+        headers = [(b"content-type", b"application/json")]
+        answer = await asgi("POST", ACTA, headers, REPLY)
+        assert answer.status_code == 201
+        assert await window() == [answer.json()]
+
+    async def test_no_body_at_all_misses_every_field(self, ardian):
+        answer = await asgi("POST", ACTA, [(b"content-type", b"application/json")])
+        assert answer.status_code == 400
+        assert "missing field(s)" in answer.json()["detail"]

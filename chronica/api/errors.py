@@ -23,6 +23,8 @@ __all__ = [
     "BadRequest",
     "DatabaseUnavailable",
     "IdempotencyNotImplemented",
+    "LengthRequired",
+    "PayloadTooLarge",
     "chronica_errors",
     "unreachable_database",
 ]
@@ -42,6 +44,18 @@ class BadRequest(APIException):
     status_code = status.HTTP_400_BAD_REQUEST
     default_detail = "Bad request."
     default_code = "invalid"
+
+
+class LengthRequired(APIException):
+    status_code = status.HTTP_411_LENGTH_REQUIRED
+    default_detail = "A request body needs a Content-Length header."
+    default_code = "length_required"
+
+
+class PayloadTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is too large."
+    default_code = "payload_too_large"
 
 
 class IdempotencyNotImplemented(APIException):

@@ -11,12 +11,22 @@ import re
 from typing import Any
 
 from rest_framework.request import Request
+from rest_framework.settings import api_settings
 
 from ..conf import chronica_settings
 from ..values import Actum
-from .errors import BadRequest
+from .errors import BadRequest, LengthRequired
 
-__all__ = ["IDEMPOTENCY_KEY", "actum_from_body", "idempotency_key", "last_n", "listed", "owner_id"]
+__all__ = [
+    "IDEMPOTENCY_KEY",
+    "actum_from_body",
+    "check_length",
+    "check_query",
+    "idempotency_key",
+    "last_n",
+    "listed",
+    "owner_id",
+]
 
 IDEMPOTENCY_KEY = "Idempotency-Key"
 _REQUIRED_FIELDS = ("kind", "actor_kind", "actor")
@@ -28,6 +38,37 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 def owner_id(request: Request) -> str:
     """The owner of everything this request touches: ``CHRONICA["OWNER_ID"](request.user)``."""
     return chronica_settings.owner_id_function()(request.user)
+
+
+def check_query(request: Request, known: frozenset[str]) -> None:
+    """Refuse query parameters the call does not take: ignored, a misspelt filter
+    (``?actor=``, ``?limit=``) would answer with everything."""
+    unknown = [
+        name
+        for name in request.query_params
+        if name not in known and name != api_settings.URL_FORMAT_OVERRIDE
+    ]
+    if unknown:
+        takes = ", ".join(sorted(known)) if known else "none"
+        raise BadRequest(
+            f"unknown query parameter(s): {', '.join(unknown)} (this call takes: {takes})"
+        )
+
+
+def check_length(request: Request) -> None:
+    """Refuse a body sent in chunks (``Transfer-Encoding``, no ``Content-Length``).
+
+    Django reads a body by its Content-Length: under WSGI it cannot read a chunked
+    one at all, and under ASGI DRF takes a body with no length for an empty one.
+    Either way the body would be silently lost, so the client is told to send it
+    with its length (411), whatever the server.
+    """
+    meta = request.META
+    if meta.get("HTTP_TRANSFER_ENCODING") and not meta.get("CONTENT_LENGTH"):
+        raise LengthRequired(
+            "send the body with a Content-Length header: a chunked body (Transfer-Encoding)"
+            " is not read"
+        )
 
 
 def listed(request: Request, name: str) -> list[str]:

@@ -12,7 +12,9 @@ from .serializers import ActumSerializer, ActumWriteSerializer, ChronicumSeriali
 
 _ERROR = ErrorSerializer
 _NOT_SIGNED_IN = OpenApiResponse(
-    _ERROR, description="Not signed in (as DRF's authentication decides)."
+    _ERROR,
+    description="Not signed in: 401 with WWW-Authenticate where the project's authentication"
+    " can ask for credentials (Basic, Token), else 403.",
 )
 _NOT_FOUND = OpenApiResponse(
     _ERROR, description="No such chronicum, or not the caller's: the same body in both cases."
@@ -56,7 +58,7 @@ GET_CHRONICUM: dict[str, Any] = {
     "operation_id": "chronica_chronicum_retrieve",
     "summary": "A chronicum of the caller's",
     "parameters": [CHRONICUM_ID, RETRY_AFTER],
-    "responses": {200: ChronicumSerializer, **_COMMON},
+    "responses": {200: ChronicumSerializer, 400: _INVALID, **_COMMON},
 }
 
 GET_ACTA: dict[str, Any] = {
@@ -105,6 +107,10 @@ POST_ACTUM: dict[str, Any] = {
         200: OpenApiResponse(ActumSerializer, description="A replay: the first actum."),
         400: _INVALID,
         **_COMMON,
+        411: OpenApiResponse(_ERROR, description="A chunked body: send it with Content-Length."),
+        413: OpenApiResponse(
+            _ERROR, description="A body over the project's DATA_UPLOAD_MAX_MEMORY_SIZE."
+        ),
         501: OpenApiResponse(_ERROR, description="Idempotency-Key given; the store cannot."),
     },
 }

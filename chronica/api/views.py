@@ -14,7 +14,7 @@ or include ``chronica.api.urls``, which does exactly that.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -30,8 +30,16 @@ from rest_framework.viewsets import ViewSet
 
 from .. import services
 from . import schema
-from .errors import BadRequest, chronica_errors, unreachable_database
-from .inputs import actum_from_body, idempotency_key, last_n, listed, owner_id
+from .errors import PayloadTooLarge, chronica_errors, unreachable_database
+from .inputs import (
+    actum_from_body,
+    check_length,
+    check_query,
+    idempotency_key,
+    last_n,
+    listed,
+    owner_id,
+)
 from .parsers import StrictJSONParser
 from .serializers import ActumSerializer, ChronicumSerializer
 
@@ -41,7 +49,8 @@ REPLAYED = "Idempotent-Replayed"
 
 
 class ChronicaViewSet(ViewSet):
-    """JSON in; the project's authentication; signed in, at least.
+    """JSON in; the project's authentication; signed in, at least; no query
+    parameter the action does not take.
 
     The project's ``REST_FRAMEWORK`` authentication and permission classes are
     read on each request (not once, when DRF was imported), so that changing
@@ -49,12 +58,21 @@ class ChronicaViewSet(ViewSet):
     """
 
     parser_classes = [StrictJSONParser]
+    #: The query parameters each action takes; any other is a 400.
+    query_parameters: dict[str, frozenset[str]] = {}
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        check_query(request, self.query_parameters.get(self.action or "", frozenset()))
+        check_length(request)
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, RequestDataTooBig):
-            # Django would answer an HTML page; an API client gets the JSON it expects.
+            # Django would answer an HTML 400 page; this names the setting to raise.
             limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-            exc = BadRequest(f"the request body is larger than {limit} bytes")
+            exc = PayloadTooLarge(
+                f"the request body is larger than DATA_UPLOAD_MAX_MEMORY_SIZE ({limit} bytes)"
+            )
         return super().handle_exception(unreachable_database(exc) or exc)
 
     def get_authenticators(self) -> list[BaseAuthentication]:
@@ -62,6 +80,13 @@ class ChronicaViewSet(ViewSet):
             Sequence[type[BaseAuthentication]], api_settings.DEFAULT_AUTHENTICATION_CLASSES
         )
         return [authentication() for authentication in classes]
+
+    def get_authenticate_header(self, request: Request) -> str:
+        # DRF asks only the first class, so with its default (session first) a
+        # client never learns that Basic or Token would do. Every challenge the
+        # project's classes can make is a 401 with all of them; none is a 403.
+        challenges = (a.authenticate_header(request) for a in self.get_authenticators())
+        return ", ".join(dict.fromkeys(c for c in challenges if c))
 
     def get_permissions(self) -> Sequence[BasePermission]:
         # Never below signed in, whatever the project allows: an anonymous user
@@ -77,6 +102,7 @@ class ChronicumViewSet(ChronicaViewSet):
     # Any ID but one with a slash, dots included (DRF's default refuses dots).
     lookup_value_regex = "[^/]+"
     lookup_value_converter = "str"
+    query_parameters = {"acta": frozenset({"kind", "actor_kind", "last_n"})}
 
     @extend_schema(**schema.GET_CHRONICUM)
     def retrieve(self, request: Request, chronicum_id: str) -> Response:
