@@ -16,7 +16,7 @@ from django.test import override_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from chronica import services
+from chronica import Actum, InvalidActum, services
 from chronica.stores.memory import InMemoryStore
 
 from . import scenario
@@ -303,6 +303,17 @@ class TestInvalidInput:
         assert set(response.json()) == {"detail"}
         assert said in detail
         assert as_ardian.get(chronicum_url()).status_code == 404
+
+    @pytest.mark.parametrize(
+        "payload",
+        [{**GOOD, "kind": "memo"}, {**GOOD, "actor_kind": "robot"}, {**GOOD, "content": ""}],
+    )
+    def test_the_librarys_message_comes_through_as_it_is(self, ardian, as_ardian, payload):
+        with pytest.raises(InvalidActum) as refused:
+            services.record_actum(str(ardian.pk), Actum(chronicum_id=CHRONICUM, **payload))
+        response = post(as_ardian, payload)
+        assert response.status_code == 400
+        assert response.json() == {"detail": str(refused.value)}
 
     @pytest.mark.parametrize(
         "raw",

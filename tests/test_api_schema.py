@@ -90,6 +90,25 @@ class TestSchema:
         for path, method in OPERATIONS:
             assert {} not in openapi["paths"][path][method.lower()]["security"]
 
+    def test_descriptions_are_markdown_not_python_docstrings(self, openapi):
+        def texts(node):
+            if isinstance(node, dict):
+                for key, value in node.items():
+                    if key in ("description", "summary") and isinstance(value, str):
+                        yield value
+                    yield from texts(value)
+            elif isinstance(node, list):
+                for value in node:
+                    yield from texts(value)
+
+        chronicas = {"paths": openapi["paths"], "components": openapi["components"]}
+        found = list(texts(chronicas))
+        assert len(found) > 20
+        for text in found:
+            assert "``" not in text
+            assert ":class:" not in text
+            assert ":meth:" not in text
+
     def test_the_components_are_chronicas_names(self, openapi):
         schemas = openapi["components"]["schemas"]
         assert {

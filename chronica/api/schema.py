@@ -57,6 +57,8 @@ def _kinds(name: str, values: list[str]) -> OpenApiParameter:
 GET_CHRONICUM: dict[str, Any] = {
     "operation_id": "chronica_chronicum_retrieve",
     "summary": "A chronicum of the caller's",
+    "description": "The chronicum, if it is the caller's; someone else's answers 404, exactly"
+    " like one that does not exist.",
     "parameters": [CHRONICUM_ID, RETRY_AFTER],
     "responses": {200: ChronicumSerializer, 400: _INVALID, **_COMMON},
 }
@@ -64,6 +66,8 @@ GET_CHRONICUM: dict[str, Any] = {
 GET_ACTA: dict[str, Any] = {
     "operation_id": "chronica_acta_list",
     "summary": "The context window: filtered, then the last N, oldest first",
+    "description": "The acta of the chronicum, oldest first in the order they were recorded:"
+    " filtered by kind and actor kind first, then cut to the last `last_n`.",
     "parameters": [
         CHRONICUM_ID,
         _kinds("kind", [k.value for k in ActumKind]),
@@ -81,6 +85,9 @@ GET_ACTA: dict[str, Any] = {
 POST_ACTUM: dict[str, Any] = {
     "operation_id": "chronica_acta_create",
     "summary": "Record an actum (creates the chronicum on its first actum)",
+    "description": "Records one actum; chronica gives it its ID and time. The first actum"
+    " creates the chronicum for the caller. With an `Idempotency-Key` already used in this"
+    " chronicum, nothing is written and the actum stored the first time comes back.",
     "parameters": [
         CHRONICUM_ID,
         OpenApiParameter(
