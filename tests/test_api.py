@@ -60,6 +60,21 @@ class LostConnectionStore(InMemoryStore):
         raise OperationalError("server closed the connection unexpectedly")
 
 
+class BuggyStore(InMemoryStore):
+    """A store with a bug: a ValueError that is not chronica's."""
+
+    def get(self, chronicum_id):
+        raise ValueError("invalid literal for int() with base 10: 'dinner-friday'")
+
+    def acta(self, chronicum_id, query):
+        raise ValueError("invalid literal for int() with base 10: 'dinner-friday'")
+
+
+def broken_owner_id(user):
+    """A project's OWNER_ID with a bug."""
+    return str(int(user.username))
+
+
 @pytest.fixture
 def as_ardian(ardian) -> APIClient:
     client = APIClient()
@@ -440,6 +455,27 @@ class TestOtherErrors:
         with override_settings(CHRONICA={"STORE": f"{__name__}.LostConnectionStore"}):
             for call in (lambda: as_ardian.get(chronicum_url()), lambda: post(as_ardian, GOOD)):
                 with pytest.raises(OperationalError, match="closed the connection"):
+                    call()
+
+    def test_the_projects_own_value_error_is_not_a_400(self, as_ardian):
+        with override_settings(CHRONICA={"OWNER_ID": f"{__name__}.broken_owner_id"}):
+            for call in (
+                lambda: as_ardian.get(chronicum_url()),
+                lambda: as_ardian.get(acta_url()),
+                lambda: post(as_ardian, GOOD),
+            ):
+                with pytest.raises(ValueError, match="invalid literal"):
+                    call()
+
+    @pytest.mark.xfail(
+        strict=True,
+        reason="A query error is a bare ValueError until the services raise chronica.InvalidQuery;"
+        " then chronica.api.errors.BAD_INPUT names InvalidQuery instead",
+    )
+    def test_a_stores_value_error_is_not_a_400(self, as_ardian):
+        with override_settings(CHRONICA={"STORE": f"{__name__}.BuggyStore"}):
+            for call in (lambda: as_ardian.get(chronicum_url()), lambda: as_ardian.get(acta_url())):
+                with pytest.raises(ValueError, match="invalid literal"):
                     call()
 
     def test_an_unreachable_database_is_a_503_to_retry(self, as_ardian, unreachable_store):

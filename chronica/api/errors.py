@@ -17,10 +17,17 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from rest_framework import status
 from rest_framework.exceptions import APIException, NotFound
 
-from ..errors import ChronicumNotFound, EmptyOwnerID, IdempotencyUnsupported, InvalidActum
+from ..errors import (
+    ChronicumExists,
+    ChronicumNotFound,
+    EmptyOwnerID,
+    IdempotencyUnsupported,
+    InvalidActum,
+)
 
 __all__ = [
     "BadRequest",
+    "Conflict",
     "DatabaseUnavailable",
     "IdempotencyNotImplemented",
     "LengthRequired",
@@ -58,6 +65,12 @@ class PayloadTooLarge(APIException):
     default_code = "payload_too_large"
 
 
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "That chronicum ID is taken."
+    default_code = "chronicum_exists"
+
+
 class IdempotencyNotImplemented(APIException):
     status_code = status.HTTP_501_NOT_IMPLEMENTED
     default_detail = "This server's chronica store does not support Idempotency-Key."
@@ -75,13 +88,17 @@ class DatabaseUnavailable(APIException):
 
 @contextmanager
 def chronica_errors() -> Iterator[None]:
-    """Turn the errors of a ``chronica.services`` call into HTTP answers."""
+    """Turn chronica's errors raised by a ``chronica.services`` call into HTTP answers;
+    anything else passes through. Wrap the services call only, so that no error
+    of the project's own code (``CHRONICA["OWNER_ID"]``, say) becomes a 4xx."""
     try:
         yield
     except ChronicumNotFound:
         # Neither the ID nor which of the two cases it was: someone else's
         # chronicum must look exactly like one that never existed.
         raise NotFound() from None
+    except ChronicumExists:
+        raise Conflict() from None
     except IdempotencyUnsupported:
         raise IdempotencyNotImplemented() from None
     except BAD_INPUT as exc:

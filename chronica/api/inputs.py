@@ -8,7 +8,7 @@ so that the API refuses exactly what the library refuses, with its message.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
@@ -26,6 +26,7 @@ __all__ = [
     "last_n",
     "listed",
     "owner_id",
+    "window_query",
 ]
 
 IDEMPOTENCY_KEY = "Idempotency-Key"
@@ -110,6 +111,23 @@ def idempotency_key(request: Request) -> str | None:
             " joined by a comma"
         )
     return key
+
+
+class WindowQuery(TypedDict):
+    """The keyword arguments of ``services.get_acta`` a request's query gives."""
+
+    kinds: list[str]
+    actor_kinds: list[str]
+    last_n: int
+
+
+def window_query(request: Request) -> WindowQuery:
+    """``?kind=``, ``?actor_kind=`` and ``?last_n=`` as ``services.get_acta`` takes them."""
+    return WindowQuery(
+        kinds=listed(request, "kind"),
+        actor_kinds=listed(request, "actor_kind"),
+        last_n=last_n(request),
+    )
 
 
 def actum_from_body(chronicum_id: str, data: Any) -> Actum:

@@ -36,9 +36,8 @@ from .inputs import (
     check_length,
     check_query,
     idempotency_key,
-    last_n,
-    listed,
     owner_id,
+    window_query,
 )
 from .parsers import StrictJSONParser
 from .serializers import ActumSerializer, ChronicumSerializer
@@ -107,8 +106,9 @@ class ChronicumViewSet(ChronicaViewSet):
     @extend_schema(**schema.GET_CHRONICUM)
     def retrieve(self, request: Request, chronicum_id: str) -> Response:
         """The chronicum, if it is the caller's."""
+        owner = owner_id(request)
         with chronica_errors():
-            chronicum = services.get_chronicum(owner_id(request), chronicum_id)
+            chronicum = services.get_chronicum(owner, chronicum_id)
         return Response(ChronicumSerializer(chronicum).data)
 
     @extend_schema(**schema.GET_ACTA)
@@ -116,14 +116,9 @@ class ChronicumViewSet(ChronicaViewSet):
     def acta(self, request: Request, chronicum_id: str) -> Response:
         """The context window: filtered by kinds and actor kinds, then the last N, oldest
         first."""
+        owner, query = owner_id(request), window_query(request)
         with chronica_errors():
-            window = services.get_acta(
-                owner_id(request),
-                chronicum_id,
-                kinds=listed(request, "kind"),
-                actor_kinds=listed(request, "actor_kind"),
-                last_n=last_n(request),
-            )
+            window = services.get_acta(owner, chronicum_id, **query)
         return Response(ActumSerializer(window, many=True).data)
 
     @extend_schema(**schema.POST_ACTUM)
@@ -131,11 +126,9 @@ class ChronicumViewSet(ChronicaViewSet):
     def record(self, request: Request, chronicum_id: str) -> Response:
         """Record one actum; a retry with the same Idempotency-Key returns the first."""
         actum = actum_from_body(chronicum_id, request.data)
-        key = idempotency_key(request)
+        owner, key = owner_id(request), idempotency_key(request)
         with chronica_errors():
-            stored, replayed = services.record_actum_replayed(
-                owner_id(request), actum, idempotency_key=key
-            )
+            stored, replayed = services.record_actum_replayed(owner, actum, idempotency_key=key)
         body = ActumSerializer(stored).data
         if replayed:
             return Response(body, status=status.HTTP_200_OK, headers={REPLAYED: "true"})
