@@ -6,13 +6,16 @@ Two users: ardian owns dinner-friday; rafa must not be able to tell it exists.
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
-from django.db import OperationalError
+from django.db import OperationalError, connections
+from django.db.utils import load_backend
 from django.test import override_settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
+from chronica import Actum, InvalidActum, services
 from chronica.stores.memory import InMemoryStore
 
 from . import scenario
@@ -23,11 +26,11 @@ ACTUM_FIELDS = {"id", "chronicum_id", "kind", "actor_kind", "actor", "content", 
 
 
 def chronicum_url(chronicum_id: str = CHRONICUM) -> str:
-    return reverse("chronica:chronicum", args=[chronicum_id])
+    return reverse("chronica:chronicum-detail", args=[chronicum_id])
 
 
 def acta_url(chronicum_id: str = CHRONICUM) -> str:
-    return reverse("chronica:acta", args=[chronicum_id])
+    return reverse("chronica:chronicum-acta", args=[chronicum_id])
 
 
 def body(actum) -> dict[str, str]:
@@ -54,6 +57,21 @@ class LostConnectionStore(InMemoryStore):
 
     def get(self, chronicum_id):
         raise OperationalError("server closed the connection unexpectedly")
+
+
+class BuggyStore(InMemoryStore):
+    """A store with a bug: a ValueError that is not chronica's."""
+
+    def get(self, chronicum_id):
+        raise ValueError("invalid literal for int() with base 10: 'dinner-friday'")
+
+    def acta(self, chronicum_id, query):
+        raise ValueError("invalid literal for int() with base 10: 'dinner-friday'")
+
+
+def broken_owner_id(user):
+    """A project's OWNER_ID with a bug."""
+    return str(int(user.username))
 
 
 @pytest.fixture
@@ -125,7 +143,7 @@ class TestDinnerFriday:
             "Rumah Teduh.",
         ]
 
-    @pytest.mark.parametrize("query", ["?last_n=0", "?last_n=-3", "?last_n=%2B0", "?x=1"])
+    @pytest.mark.parametrize("query", ["?last_n=0", "?last_n=-3", "?last_n=%2B0", "?format=json"])
     def test_no_limit_and_no_filter_spelled_other_ways(self, as_ardian, dinner, query):
         assert window(as_ardian, query) == dinner
 
@@ -225,6 +243,33 @@ class TestIdempotency:
         assert one.status_code == two.status_code == 201
         assert one.json()["id"] != two.json()["id"]
 
+    @pytest.mark.parametrize(
+        ("key", "said"),
+        [
+            # What a server hands Django for the UTF-8 bytes of "ключ-🍷": Latin-1.
+            pytest.param("ключ-🍷".encode().decode("latin-1"), "must be ASCII", id="utf8"),
+            pytest.param("ключ-🍷", "must be ASCII", id="unicode"),
+            pytest.param("booking-reply-1,booking-reply-2", "sent once", id="two-headers"),
+            pytest.param("booking-reply-1, booking-reply-1", "sent once", id="same-twice"),
+            pytest.param("booking\r\nreply-1", "control characters", id="crlf"),
+            pytest.param("booking\nreply-1", "control characters", id="lf"),
+            pytest.param("booking\treply-1", "control characters", id="tab"),
+            pytest.param("booking-reply-1\x7f", "control characters", id="del"),
+        ],
+    )
+    def test_a_key_that_cannot_be_kept_as_sent_is_refused(self, as_ardian, key, said):
+        response = post(as_ardian, GOOD, key=key)
+        assert response.status_code == 400
+        assert said in response.json()["detail"]
+        assert response.json()["detail"].startswith("Idempotency-Key ")
+        assert as_ardian.get(chronicum_url()).status_code == 404
+
+    def test_printable_ascii_keys_are_kept(self, as_ardian):
+        for key in ("booking-reply-1", "a b", "~!@#$%^&*()_+=`{}[]|\\:;\"'<>.?/"):
+            first = post(as_ardian, GOOD, key=key)
+            again = post(as_ardian, GOOD, key=key)
+            assert (first.status_code, again.status_code) == (201, 200)
+
     def test_a_key_on_a_store_that_is_not_idempotent_is_501(self, as_ardian):
         with override_settings(CHRONICA={"STORE": "tests.stores.PlainStore"}):
             response = post(as_ardian, body(scenario.booking_reply()), key=BOOKING_KEY)
@@ -272,6 +317,17 @@ class TestInvalidInput:
         assert set(response.json()) == {"detail"}
         assert said in detail
         assert as_ardian.get(chronicum_url()).status_code == 404
+
+    @pytest.mark.parametrize(
+        "payload",
+        [{**GOOD, "kind": "memo"}, {**GOOD, "actor_kind": "robot"}, {**GOOD, "content": ""}],
+    )
+    def test_the_librarys_message_comes_through_as_it_is(self, ardian, as_ardian, payload):
+        with pytest.raises(InvalidActum) as refused:
+            services.record_actum(str(ardian.pk), Actum(chronicum_id=CHRONICUM, **payload))
+        response = post(as_ardian, payload)
+        assert response.status_code == 400
+        assert response.json() == {"detail": str(refused.value)}
 
     @pytest.mark.parametrize(
         "raw",
@@ -353,6 +409,44 @@ class TestInvalidInput:
         assert as_rafa.get(acta_url("never-existed") + "?kind=memo").status_code == 400
 
 
+def closed_port() -> int:
+    """A local TCP port where nothing listens."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+UNREACHABLE = {
+    "postgresql": {
+        "ENGINE": "django.db.backends.postgresql",
+        "HOST": "127.0.0.1",
+        "PORT": closed_port(),
+        "NAME": "chronica",
+        "USER": "postgres",
+        "OPTIONS": {"connect_timeout": 5},
+    },
+    "sqlite": {"ENGINE": "django.db.backends.sqlite3", "NAME": "/nonexistent/chronica.sqlite3"},
+}
+
+
+@pytest.fixture(params=sorted(UNREACHABLE))
+def unreachable_store(request):
+    """CHRONICA's store on a database alias that cannot be connected to: a PostgreSQL port
+    where nothing listens, or an SQLite file in a directory that does not exist."""
+    alias = f"unreachable_{request.param}"
+    configured = {**connections.settings, alias: UNREACHABLE[request.param]}
+    settings_dict = connections.configure_settings(configured)[alias]
+    # A connection of this thread only, not in settings.DATABASES: the test
+    # framework would try to set up and flush a test database on it.
+    wrapper = load_backend(settings_dict["ENGINE"]).DatabaseWrapper(settings_dict, alias)
+    connections[alias] = wrapper
+    store = {"STORE": "chronica.stores.db.DjangoStore", "STORE_OPTIONS": {"using": alias}}
+    with override_settings(CHRONICA=store):
+        yield
+    wrapper.close()
+    del connections[alias]
+
+
 @pytest.mark.django_db
 class TestOtherErrors:
     def test_a_database_error_is_not_turned_into_an_answer(self, as_ardian):
@@ -361,6 +455,34 @@ class TestOtherErrors:
             for call in (lambda: as_ardian.get(chronicum_url()), lambda: post(as_ardian, GOOD)):
                 with pytest.raises(OperationalError, match="closed the connection"):
                     call()
+
+    def test_the_projects_own_value_error_is_not_a_400(self, as_ardian):
+        with override_settings(CHRONICA={"OWNER_ID": f"{__name__}.broken_owner_id"}):
+            for call in (
+                lambda: as_ardian.get(chronicum_url()),
+                lambda: as_ardian.get(acta_url()),
+                lambda: post(as_ardian, GOOD),
+            ):
+                with pytest.raises(ValueError, match="invalid literal"):
+                    call()
+
+    def test_a_stores_value_error_is_not_a_400(self, as_ardian):
+        with override_settings(CHRONICA={"STORE": f"{__name__}.BuggyStore"}):
+            for call in (lambda: as_ardian.get(chronicum_url()), lambda: as_ardian.get(acta_url())):
+                with pytest.raises(ValueError, match="invalid literal"):
+                    call()
+
+    def test_an_unreachable_database_is_a_503_to_retry(self, as_ardian, unreachable_store):
+        for response in (
+            as_ardian.get(chronicum_url()),
+            as_ardian.get(acta_url()),
+            post(as_ardian, GOOD),
+            post(as_ardian, GOOD, key=BOOKING_KEY),
+        ):
+            assert response.status_code == 503
+            assert response["Content-Type"] == "application/json"
+            assert response["Retry-After"] == "5"
+            assert response.json() == {"detail": "The database cannot be reached; try again later."}
 
 
 @pytest.mark.django_db
@@ -404,13 +526,31 @@ class TestSignedIn:
         client = APIClient()
         wrong = "Basic YXJkaWFuOndyb25n"  # ardian:wrong
         right = "Basic YXJkaWFuOmFyZGlhbi1wYXNzd29yZA=="  # ardian:ardian-password
-        # DRF's default puts session authentication first, which answers 403.
-        assert client.get(chronicum_url(), HTTP_AUTHORIZATION=wrong).status_code == 403
-        basic = ["rest_framework.authentication.BasicAuthentication"]
-        with override_settings(REST_FRAMEWORK={"DEFAULT_AUTHENTICATION_CLASSES": basic}):
-            assert client.get(chronicum_url()).status_code == 401
-            assert client.get(chronicum_url(), HTTP_AUTHORIZATION=wrong).status_code == 401
-            assert client.get(chronicum_url(), HTTP_AUTHORIZATION=right).status_code == 200
+        basic = "rest_framework.authentication.BasicAuthentication"
+        token = "rest_framework.authentication.TokenAuthentication"
+        session = "rest_framework.authentication.SessionAuthentication"
+        for classes, challenge in [
+            # DRF's default: session first, then basic. Basic can challenge.
+            ([session, basic], 'Basic realm="api"'),
+            ([basic], 'Basic realm="api"'),
+            ([session, basic, token], 'Basic realm="api", Token'),
+        ]:
+            with override_settings(REST_FRAMEWORK={"DEFAULT_AUTHENTICATION_CLASSES": classes}):
+                for response in (
+                    client.get(chronicum_url()),
+                    client.get(chronicum_url(), HTTP_AUTHORIZATION=wrong),
+                    post(client, GOOD),
+                ):
+                    assert response.status_code == 401
+                    assert response["WWW-Authenticate"] == challenge
+                assert client.get(chronicum_url(), HTTP_AUTHORIZATION=right).status_code == 200
+
+    def test_with_no_challenge_to_make_403(self, ardian, dinner):
+        session = ["rest_framework.authentication.SessionAuthentication"]
+        with override_settings(REST_FRAMEWORK={"DEFAULT_AUTHENTICATION_CLASSES": session}):
+            for response in self.calls(APIClient()):
+                assert response.status_code == 403
+                assert "WWW-Authenticate" not in response
 
     def test_a_stricter_project_policy_applies(self, as_ardian, dinner):
         admins = {"DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"]}
@@ -421,15 +561,89 @@ class TestSignedIn:
 
 @pytest.mark.django_db
 @override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=1024 * 1024)
-def test_a_body_over_the_upload_limit_is_a_json_400_and_writes_nothing():
-    from django.contrib.auth.models import User
+def test_a_body_over_the_upload_limit_is_a_413_naming_the_setting(as_ardian):
+    response = post(as_ardian, {**GOOD, "content": "x" * 2**20})
+    assert response.status_code == 413
+    assert response.json() == {
+        "detail": "the request body is larger than DATA_UPLOAD_MAX_MEMORY_SIZE (1048576 bytes)"
+    }
+    assert as_ardian.get(chronicum_url()).status_code == 404
 
-    from chronica import models
 
-    client = APIClient()
-    client.force_login(User.objects.create_user("ardian"))
-    body = {"kind": "message", "actor_kind": "human", "actor": "ardian", "content": "x" * 2**21}
-    response = client.post("/api/chronica/dinner-friday/acta/", body, format="json")
-    assert response.status_code == 400
-    assert response.json() == {"detail": "the request body is larger than 1048576 bytes"}
-    assert not models.Chronicum.objects.exists()
+@pytest.mark.django_db
+class TestUnknownQueryParameters:
+    """A misspelt or unsupported parameter is a 400 naming it, not a silently
+    unfiltered answer."""
+
+    @pytest.mark.parametrize(
+        ("query", "named"),
+        [
+            ("?actor=ardian", "actor"),
+            ("?limit=3", "limit"),
+            ("?kind=message&last=3", "last"),
+            ("?actor=ardian&limit=3", "actor, limit"),
+            ("?kinds=message", "kinds"),
+        ],
+    )
+    def test_on_the_window(self, as_ardian, dinner, query, named):
+        response = as_ardian.get(acta_url() + query)
+        assert response.status_code == 400
+        assert response.json() == {
+            "detail": f"unknown query parameter(s): {named}"
+            " (this call takes: actor_kind, kind, last_n)"
+        }
+
+    def test_on_the_chronicum_and_on_a_write(self, as_ardian, dinner):
+        said = "unknown query parameter(s): kind (this call takes: none)"
+        assert as_ardian.get(chronicum_url() + "?kind=message").json() == {"detail": said}
+        response = as_ardian.post(acta_url() + "?kind=message", GOOD, format="json")
+        assert response.status_code == 400
+        assert response.json() == {"detail": said}
+        assert window(as_ardian) == dinner
+
+    def test_format_is_drfs_own(self, as_ardian, dinner):
+        assert as_ardian.get(acta_url() + "?format=json&last_n=1").json() == dinner[-1:]
+        assert as_ardian.get(chronicum_url() + "?format=api").status_code == 200
+
+    def test_signed_out_learns_nothing_about_parameters(self, dinner):
+        assert APIClient().get(acta_url() + "?limit=3").status_code in (401, 403)
+
+
+@pytest.mark.django_db
+class TestRoutes:
+    """Every route answers with and without its trailing slash, for every method: never
+    a redirect, which clients follow as a GET and so lose a POST."""
+
+    ROUTES = [pytest.param(chronicum_url, id="chronicum"), pytest.param(acta_url, id="acta")]
+
+    def test_reverse_gives_the_slash(self):
+        assert chronicum_url() == f"/api/chronica/{CHRONICUM}/"
+        assert acta_url() == f"/api/chronica/{CHRONICUM}/acta/"
+
+    @pytest.mark.parametrize("url", ROUTES)
+    @pytest.mark.parametrize("method", ["get", "post", "put", "patch", "delete", "options"])
+    def test_both_spellings_answer_alike(self, as_ardian, dinner, url, method):
+        call = getattr(as_ardian, method)
+        payload = {} if method in ("get", "options") else {"data": GOOD, "format": "json"}
+        with_slash, without = call(url(), **payload), call(url().rstrip("/"), **payload)
+        assert without.status_code == with_slash.status_code
+        assert not 300 <= with_slash.status_code < 400
+        if method == "get":
+            assert without.json() == with_slash.json()
+
+    def test_a_post_without_the_slash_is_recorded(self, as_ardian, dinner):
+        response = as_ardian.post(acta_url().rstrip("/"), GOOD, format="json")
+        assert response.status_code == 201
+        assert window(as_ardian)[-1] == response.json()
+
+    def test_an_id_with_dots_is_an_id(self, as_ardian):
+        assert post(as_ardian, GOOD, chronicum_id="dinner.friday").status_code == 201
+        assert as_ardian.get(chronicum_url("dinner.friday")).json()["id"] == "dinner.friday"
+        assert as_ardian.get("/api/chronica/dinner.friday").json()["id"] == "dinner.friday"
+
+    def test_the_browsable_api_renders(self, as_ardian, dinner):
+        pages = [(chronicum_url(), CHRONICUM), (acta_url(), "Rumah Teduh")]
+        for url, shown in [*pages, *((url.rstrip("/"), shown) for url, shown in pages)]:
+            response = as_ardian.get(url, HTTP_ACCEPT="text/html")
+            assert response.status_code == 200
+            assert shown in response.content.decode()

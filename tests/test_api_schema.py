@@ -64,8 +64,22 @@ class TestSchema:
         assert set(paths["/api/chronica/{chronicum_id}/"]) == {"get"}
         assert set(paths["/api/chronica/{chronicum_id}/acta/"]) == {"get", "post"}
         post = paths["/api/chronica/{chronicum_id}/acta/"]["post"]
-        assert set(post["responses"]) == {"200", "201", "400", "401", "403", "404", "501"}
+        assert set(post["responses"]) == {
+            "200",
+            "201",
+            "400",
+            "401",
+            "403",
+            "404",
+            "411",
+            "413",
+            "501",
+            "503",
+        }
         assert "Idempotent-Replayed" in post["responses"]["200"]["headers"]
+        for path, method in OPERATIONS:
+            unavailable = paths[path][method.lower()]["responses"]["503"]
+            assert "Retry-After" in unavailable["headers"]
         assert [p["name"] for p in post["parameters"] if p["in"] == "header"] == ["Idempotency-Key"]
         names = {
             p["name"] for p in paths["/api/chronica/{chronicum_id}/acta/"]["get"]["parameters"]
@@ -75,6 +89,25 @@ class TestSchema:
     def test_no_anonymous_access_is_advertised(self, openapi):
         for path, method in OPERATIONS:
             assert {} not in openapi["paths"][path][method.lower()]["security"]
+
+    def test_descriptions_are_markdown_not_python_docstrings(self, openapi):
+        def texts(node):
+            if isinstance(node, dict):
+                for key, value in node.items():
+                    if key in ("description", "summary") and isinstance(value, str):
+                        yield value
+                    yield from texts(value)
+            elif isinstance(node, list):
+                for value in node:
+                    yield from texts(value)
+
+        chronicas = {"paths": openapi["paths"], "components": openapi["components"]}
+        found = list(texts(chronicas))
+        assert len(found) > 20
+        for text in found:
+            assert "``" not in text
+            assert ":class:" not in text
+            assert ":meth:" not in text
 
     def test_the_components_are_chronicas_names(self, openapi):
         schemas = openapi["components"]["schemas"]

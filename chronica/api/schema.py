@@ -12,13 +12,30 @@ from .serializers import ActumSerializer, ActumWriteSerializer, ChronicumSeriali
 
 _ERROR = ErrorSerializer
 _NOT_SIGNED_IN = OpenApiResponse(
-    _ERROR, description="Not signed in (as DRF's authentication decides)."
+    _ERROR,
+    description="Not signed in: 401 with WWW-Authenticate where the project's authentication"
+    " can ask for credentials (Basic, Token), else 403.",
 )
 _NOT_FOUND = OpenApiResponse(
     _ERROR, description="No such chronicum, or not the caller's: the same body in both cases."
 )
 _INVALID = OpenApiResponse(_ERROR, description="What is wrong with the request.")
-_COMMON: dict[int, Any] = {401: _NOT_SIGNED_IN, 403: _NOT_SIGNED_IN, 404: _NOT_FOUND}
+_UNAVAILABLE = OpenApiResponse(
+    _ERROR, description="The database cannot be reached: retry after Retry-After seconds."
+)
+_COMMON: dict[int, Any] = {
+    401: _NOT_SIGNED_IN,
+    403: _NOT_SIGNED_IN,
+    404: _NOT_FOUND,
+    503: _UNAVAILABLE,
+}
+RETRY_AFTER = OpenApiParameter(
+    "Retry-After",
+    {"type": "string", "pattern": "^[0-9]+$"},
+    OpenApiParameter.HEADER,
+    description="Seconds to wait before retrying.",
+    response=[503],
+)
 
 # The URL converter stops at "/", so an ID with one cannot be named here.
 CHRONICUM_ID = OpenApiParameter(
@@ -40,13 +57,17 @@ def _kinds(name: str, values: list[str]) -> OpenApiParameter:
 GET_CHRONICUM: dict[str, Any] = {
     "operation_id": "chronica_chronicum_retrieve",
     "summary": "A chronicum of the caller's",
-    "parameters": [CHRONICUM_ID],
-    "responses": {200: ChronicumSerializer, **_COMMON},
+    "description": "The chronicum, if it is the caller's; someone else's answers 404, exactly"
+    " like one that does not exist.",
+    "parameters": [CHRONICUM_ID, RETRY_AFTER],
+    "responses": {200: ChronicumSerializer, 400: _INVALID, **_COMMON},
 }
 
 GET_ACTA: dict[str, Any] = {
     "operation_id": "chronica_acta_list",
     "summary": "The context window: filtered, then the last N, oldest first",
+    "description": "The acta of the chronicum, oldest first in the order they were recorded:"
+    " filtered by kind and actor kind first, then cut to the last `last_n`.",
     "parameters": [
         CHRONICUM_ID,
         _kinds("kind", [k.value for k in ActumKind]),
@@ -56,6 +77,7 @@ GET_ACTA: dict[str, Any] = {
             {"type": "integer", "format": "int64", "minimum": -(2**63), "maximum": 2**63 - 1},
             description="After filtering, keep the last N acta. Absent or <= 0: all.",
         ),
+        RETRY_AFTER,
     ],
     "responses": {200: ActumSerializer(many=True), 400: _INVALID, **_COMMON},
 }
@@ -63,14 +85,19 @@ GET_ACTA: dict[str, Any] = {
 POST_ACTUM: dict[str, Any] = {
     "operation_id": "chronica_acta_create",
     "summary": "Record an actum (creates the chronicum on its first actum)",
+    "description": "Records one actum; chronica gives it its ID and time. The first actum"
+    " creates the chronicum for the caller. With an `Idempotency-Key` already used in this"
+    " chronicum, nothing is written and the actum stored the first time comes back.",
     "parameters": [
         CHRONICUM_ID,
         OpenApiParameter(
             "Idempotency-Key",
-            {"type": "string", "maxLength": MAX_LENGTH},
+            # Printable ASCII but the comma, which joins a header sent twice.
+            {"type": "string", "maxLength": MAX_LENGTH, "pattern": r"^[\x20-\x2B\x2D-\x7E]*$"},
             OpenApiParameter.HEADER,
             description="A retry with a key already used in this chronicum returns the actum"
-            " stored the first time (200) and writes nothing.",
+            " stored the first time (200) and writes nothing. Sent once; printable ASCII"
+            " with no comma (a header sent twice arrives as two values joined by one).",
         ),
         OpenApiParameter(
             "Idempotent-Replayed",
@@ -79,6 +106,7 @@ POST_ACTUM: dict[str, Any] = {
             description="Set on a replay.",
             response=[200],
         ),
+        RETRY_AFTER,
     ],
     "request": ActumWriteSerializer,
     "responses": {
@@ -86,6 +114,10 @@ POST_ACTUM: dict[str, Any] = {
         200: OpenApiResponse(ActumSerializer, description="A replay: the first actum."),
         400: _INVALID,
         **_COMMON,
+        411: OpenApiResponse(_ERROR, description="A chunked body: send it with Content-Length."),
+        413: OpenApiResponse(
+            _ERROR, description="A body over the project's DATA_UPLOAD_MAX_MEMORY_SIZE."
+        ),
         501: OpenApiResponse(_ERROR, description="Idempotency-Key given; the store cannot."),
     },
 }

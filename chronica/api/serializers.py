@@ -42,7 +42,8 @@ class ActorKindField(serializers.ChoiceField):
 
 
 class ChronicumSerializer(serializers.Serializer[Any]):
-    """A :class:`chronica.Chronicum`."""
+    """A chronicum (session): its ID, its owner, when it started and when its last actum
+    was written."""
 
     id = serializers.CharField(read_only=True)
     owner_id = serializers.CharField(read_only=True)
@@ -51,7 +52,7 @@ class ChronicumSerializer(serializers.Serializer[Any]):
 
 
 class ActumSerializer(serializers.Serializer[Any]):
-    """A stored :class:`chronica.Actum`."""
+    """An actum as stored: what happened, who did it, and when."""
 
     id = serializers.CharField(read_only=True)
     chronicum_id = serializers.CharField(read_only=True)
@@ -63,7 +64,7 @@ class ActumSerializer(serializers.Serializer[Any]):
 
 
 class ActumWriteSerializer(serializers.Serializer[Any]):
-    """The body of ``POST chronica/<id>/acta/`` (schema only, see the module docstring)."""
+    """The body of a write: one actum. chronica gives its ID and time."""
 
     kind = KindField()
     actor_kind = ActorKindField()
@@ -78,6 +79,6 @@ class ActumWriteSerializer(serializers.Serializer[Any]):
 
 @extend_schema_serializer(component_name="ChronicaError")
 class ErrorSerializer(serializers.Serializer[Any]):
-    """Every error answer: ``{"detail": "<what is wrong>"}``."""
+    """Every error answer: what is wrong, in `detail`."""
 
     detail = serializers.CharField(read_only=True)

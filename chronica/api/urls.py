@@ -1,14 +1,20 @@
-"""chronica's routes. Include them with ``path("api/", include("chronica.api.urls"))``."""
+"""chronica's routes. Include them with ``path("api/", include("chronica.api.urls"))``.
+
+Each route answers with and without its trailing slash. Their names, in the
+``chronica`` namespace: ``chronicum-detail`` and ``chronicum-acta``, each with
+the chronicum's ID as argument.
+"""
 
 from __future__ import annotations
 
-from django.urls import path
+from rest_framework.routers import SimpleRouter
 
-from .views import ActaView, ChronicumView
+from .routers import optional_slash
+from .views import ChronicumViewSet
 
 app_name = "chronica"
 
-urlpatterns = [
-    path("chronica/<str:chronicum_id>/", ChronicumView.as_view(), name="chronicum"),
-    path("chronica/<str:chronicum_id>/acta/", ActaView.as_view(), name="acta"),
-]
+router = SimpleRouter()
+router.register("chronica", ChronicumViewSet, basename="chronicum")
+
+urlpatterns = optional_slash(router.urls)

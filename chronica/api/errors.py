@@ -1,0 +1,128 @@
+"""chronica's errors, and a database that cannot be reached, as HTTP answers.
+
+Only chronica's own errors become 4xx answers. Any other exception raised by a
+call into ``chronica.services`` passes through to Django's handler (a 500 and
+the logs), except a database that cannot be connected to: a 503 the client may
+retry.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from django.db import InterfaceError, OperationalError
+from django.db.backends.base.base import BaseDatabaseWrapper
+from rest_framework import status
+from rest_framework.exceptions import APIException, NotFound
+
+from ..errors import (
+    ChronicumExists,
+    ChronicumNotFound,
+    EmptyOwnerID,
+    IdempotencyUnsupported,
+    InvalidActum,
+    InvalidQuery,
+)
+
+__all__ = [
+    "BadRequest",
+    "Conflict",
+    "DatabaseUnavailable",
+    "IdempotencyNotImplemented",
+    "LengthRequired",
+    "PayloadTooLarge",
+    "chronica_errors",
+    "unreachable_database",
+]
+
+logger = logging.getLogger("chronica.api")
+
+# The errors a caller's input causes. ValueError stands for the query errors
+# the services raise today (an unknown kind in a filter); it becomes
+# chronica.InvalidQuery once the services raise that.
+BAD_INPUT: tuple[type[Exception], ...] = (InvalidActum, EmptyOwnerID, InvalidQuery)
+
+# The methods in which a Django database backend opens a connection.
+_CONNECTING = frozenset({"connect", "get_new_connection", "init_connection_state"})
+
+
+class BadRequest(APIException):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_detail = "Bad request."
+    default_code = "invalid"
+
+
+class LengthRequired(APIException):
+    status_code = status.HTTP_411_LENGTH_REQUIRED
+    default_detail = "A request body needs a Content-Length header."
+    default_code = "length_required"
+
+
+class PayloadTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The request body is too large."
+    default_code = "payload_too_large"
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "That chronicum ID is taken."
+    default_code = "chronicum_exists"
+
+
+class IdempotencyNotImplemented(APIException):
+    status_code = status.HTTP_501_NOT_IMPLEMENTED
+    default_detail = "This server's chronica store does not support Idempotency-Key."
+    default_code = "idempotency_unsupported"
+
+
+class DatabaseUnavailable(APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The database cannot be reached; try again later."
+    default_code = "database_unavailable"
+    # Seconds, sent as Retry-After by DRF's exception handler: long enough for a
+    # database restart or a failover, short for a waiting client.
+    wait = 5
+
+
+@contextmanager
+def chronica_errors() -> Iterator[None]:
+    """Turn chronica's errors raised by a ``chronica.services`` call into HTTP answers;
+    anything else passes through. Wrap the services call only, so that no error
+    of the project's own code (``CHRONICA["OWNER_ID"]``, say) becomes a 4xx."""
+    try:
+        yield
+    except ChronicumNotFound:
+        # Neither the ID nor which of the two cases it was: someone else's
+        # chronicum must look exactly like one that never existed.
+        raise NotFound() from None
+    except ChronicumExists:
+        raise Conflict() from None
+    except IdempotencyUnsupported:
+        raise IdempotencyNotImplemented() from None
+    except BAD_INPUT as exc:
+        raise BadRequest(str(exc)) from None
+
+
+def unreachable_database(exc: BaseException) -> DatabaseUnavailable | None:
+    """A 503 for ``exc`` if it is a database failing to open a connection, else ``None``.
+
+    Only those are safe to retry blindly: an error on an open connection (a
+    statement cancelled, a connection cut mid-commit) may have had effects, so it
+    stays a 500 for the logs. Told apart by where it was raised: inside the
+    database backend's connect.
+    """
+    if not isinstance(exc, OperationalError | InterfaceError):
+        return None
+    tb = exc.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        if frame.f_code.co_name in _CONNECTING and isinstance(
+            frame.f_locals.get("self"), BaseDatabaseWrapper
+        ):
+            logger.error("chronica API: the database cannot be reached", exc_info=exc)
+            return DatabaseUnavailable()
+        tb = tb.tb_next
+    return None

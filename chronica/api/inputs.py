@@ -1,0 +1,147 @@
+"""What a request says, read into the arguments of ``chronica.services``.
+
+Only the shape of the input is checked here (a query parameter's spelling, a
+header's bytes, the body's JSON type); the values are judged by the services,
+so that the API refuses exactly what the library refuses, with its message.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypedDict
+
+from rest_framework.request import Request
+from rest_framework.settings import api_settings
+
+from ..conf import chronica_settings
+from ..values import Actum
+from .errors import BadRequest, LengthRequired
+
+__all__ = [
+    "IDEMPOTENCY_KEY",
+    "actum_from_body",
+    "check_length",
+    "check_query",
+    "idempotency_key",
+    "last_n",
+    "listed",
+    "owner_id",
+    "window_query",
+]
+
+IDEMPOTENCY_KEY = "Idempotency-Key"
+_REQUIRED_FIELDS = ("kind", "actor_kind", "actor")
+_INTEGER = re.compile(r"[+-]?[0-9]{1,19}")
+_INT64 = range(-(2**63), 2**63)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def owner_id(request: Request) -> str:
+    """The owner of everything this request touches: ``CHRONICA["OWNER_ID"](request.user)``."""
+    return chronica_settings.owner_id_function()(request.user)
+
+
+def check_query(request: Request, known: frozenset[str]) -> None:
+    """Refuse query parameters the call does not take: ignored, a misspelt filter
+    (``?actor=``, ``?limit=``) would answer with everything."""
+    unknown = [
+        name
+        for name in request.query_params
+        if name not in known and name != api_settings.URL_FORMAT_OVERRIDE
+    ]
+    if unknown:
+        takes = ", ".join(sorted(known)) if known else "none"
+        raise BadRequest(
+            f"unknown query parameter(s): {', '.join(unknown)} (this call takes: {takes})"
+        )
+
+
+def check_length(request: Request) -> None:
+    """Refuse a body sent in chunks (``Transfer-Encoding``, no ``Content-Length``).
+
+    Django reads a body by its Content-Length: under WSGI it cannot read a chunked
+    one at all, and under ASGI DRF takes a body with no length for an empty one.
+    Either way the body would be silently lost, so the client is told to send it
+    with its length (411), whatever the server.
+    """
+    meta = request.META
+    if meta.get("HTTP_TRANSFER_ENCODING") and not meta.get("CONTENT_LENGTH"):
+        raise LengthRequired(
+            "send the body with a Content-Length header: a chunked body (Transfer-Encoding)"
+            " is not read"
+        )
+
+
+def listed(request: Request, name: str) -> list[str]:
+    """A query parameter given repeatedly (``?kind=a&kind=b``), comma-separated
+    (``?kind=a,b``) or both; each item as given, for the services to judge."""
+    return [item for value in request.query_params.getlist(name) for item in value.split(",")]
+
+
+def last_n(request: Request) -> int:
+    """``?last_n=``: a 64-bit integer; absent means no limit."""
+    raw = request.query_params.get("last_n")
+    if raw is None:
+        return 0
+    if not _INTEGER.fullmatch(raw) or int(raw) not in _INT64:
+        raise BadRequest(f"last_n must be a 64-bit integer, not {raw[:40]!r}")
+    return int(raw)
+
+
+def idempotency_key(request: Request) -> str | None:
+    """The ``Idempotency-Key`` header: printable ASCII, sent once.
+
+    Servers hand header bytes over as Latin-1, so a UTF-8 key would be stored as
+    mojibake: keys are ASCII. A header sent twice reaches Django as the two
+    values joined by a comma (by the WSGI server, or by Django's ASGI handler),
+    which cannot be told from one key holding a comma: keys hold none.
+    """
+    key = request.headers.get(IDEMPOTENCY_KEY)
+    if key is None:
+        return None
+    if not key.isascii():
+        raise BadRequest(f"{IDEMPOTENCY_KEY} must be ASCII: a key is printable ASCII characters")
+    if _CONTROL.search(key):
+        raise BadRequest(
+            f"{IDEMPOTENCY_KEY} must not contain control characters (CR, LF, tab, NUL...)"
+        )
+    if "," in key:
+        raise BadRequest(
+            f"{IDEMPOTENCY_KEY} must be sent once and hold no comma: two headers arrive"
+            " joined by a comma"
+        )
+    return key
+
+
+class WindowQuery(TypedDict):
+    """The keyword arguments of ``services.get_acta`` a request's query gives."""
+
+    kinds: list[str]
+    actor_kinds: list[str]
+    last_n: int
+
+
+def window_query(request: Request) -> WindowQuery:
+    """``?kind=``, ``?actor_kind=`` and ``?last_n=`` as ``services.get_acta`` takes them."""
+    return WindowQuery(
+        kinds=listed(request, "kind"),
+        actor_kinds=listed(request, "actor_kind"),
+        last_n=last_n(request),
+    )
+
+
+def actum_from_body(chronicum_id: str, data: Any) -> Actum:
+    """The actum a JSON body describes. Other keys are ignored, as the ID and the
+    time are chronica's to give."""
+    if not isinstance(data, dict):
+        raise BadRequest(f"the body must be a JSON object, not {type(data).__name__}")
+    missing = [name for name in _REQUIRED_FIELDS if name not in data]
+    if missing:
+        raise BadRequest(f"missing field(s): {', '.join(missing)}")
+    return Actum(
+        chronicum_id=chronicum_id,
+        kind=data["kind"],
+        actor_kind=data["actor_kind"],
+        actor=data["actor"],
+        content=data.get("content", ""),
+    )
