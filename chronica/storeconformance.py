@@ -12,12 +12,18 @@ The suite is the specification of a store. Use it in a few lines::
         def make_store(self):
             return MyStore()
 
+Each optional capability of ``chronica.interfaces`` has its suite too:
+``BatchStoreConformance``, ``WindowStoreConformance``, ``ListingStoreConformance``,
+``DeletingStoreConformance``, ``PoppingStoreConformance`` and
+``OwnerScopedStoreConformance``; ``ALL_SUITES`` lists every suite by capability.
+
 The classes work under pytest as they are and as mixins of ``unittest.TestCase``
 (for a Django database, ``TransactionTestCase`` or pytest-django's
 ``django_db(transaction=True)``: the concurrent cases use real threads). Each
 case uses fresh random chronicum IDs and never assumes an empty store, so it can
 run against a persistent, shared database. Outside a test runner,
-``run_test(factory)`` and ``run_idempotent_test(factory)`` run every case.
+``run_test(factory)``, ``run_idempotent_test(factory)`` and
+``run_suite(suite, factory)`` run every case.
 """
 
 from __future__ import annotations
@@ -29,14 +35,22 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .errors import ChronicumExists, ChronicumNotFound
+from .errors import ChronicumExists, ChronicumNotFound, InvalidQuery
 from .interfaces import IdempotentStore, Store
-from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum
+from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, Recorded
 
 __all__ = [
+    "ALL_SUITES",
+    "BatchStoreConformance",
+    "DeletingStoreConformance",
     "IdempotentStoreConformance",
+    "ListingStoreConformance",
+    "OwnerScopedStoreConformance",
+    "PoppingStoreConformance",
     "StoreConformance",
+    "WindowStoreConformance",
     "run_idempotent_test",
+    "run_suite",
     "run_test",
 ]
 
@@ -101,6 +115,8 @@ class _Base:
         actor_kind: ActorKind = ActorKind.HUMAN,
         actor: str = "ardian",
         id: str | None = None,
+        call_id: str = "",
+        data: Any = None,
     ) -> Actum:
         return Actum(
             chronicum_id=chronicum_id,
@@ -109,6 +125,8 @@ class _Base:
             actor=actor,
             content=content,
             id=id if id is not None else secrets.token_hex(16),
+            call_id=call_id,
+            data=data,
         )
 
     def run_threads(self, count: int, work: Callable[[int], Any]) -> list[Any]:
@@ -250,6 +268,32 @@ class StoreConformance(_Base):
         empty = store.record(self.actum(cid, "", kind=RES, actor_kind=ActorKind.AGENT))
         _expect(empty.content == "", "an empty tool response round-trips")
 
+    def test_call_id_and_data_round_trip(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store).id
+        data = {
+            "type": "function_call",
+            "arguments": '{"area": "Kemang", "party": 4}',
+            "nested": [1, 2.5, -(2**63), 2**64 + 1, True, False, None, {}, [], "🍽"],
+            "big float": 1e300,
+            "tiny float": 5e-324,
+        }
+        sent = self.actum(
+            cid, "search(Kemang)", kind=REQ, actor_kind=ActorKind.AGENT, call_id="call-1", data=data
+        )
+        stored = store.record(sent)
+        _expect((stored.call_id, stored.data) == ("call-1", data), f"record returned {stored!r}")
+        [read] = store.acta(cid, ActaQuery())
+        _expect(read.call_id == "call-1", f"call_id came back as {read.call_id!r}")
+        _expect(read.data == data, f"data came back as {read.data!r}")
+        _expect(type(read.data["big float"]) is float, "a big float must come back a float")
+        bare = store.record(self.actum(cid, "x", kind=RES, data="a bare string"))
+        _expect(store.acta(cid, ActaQuery())[-1] == bare, "a bare JSON string round-trips")
+        plain = store.record(self.actum(cid, "no data"))
+        read_plain = store.acta(cid, ActaQuery())[-1]
+        _expect((read_plain.call_id, read_plain.data) == ("", None), "no call_id, no data")
+        _expect(read_plain == plain, "an actum without data round-trips")
+
     def test_a_thousand_acta_come_back_in_write_order(self) -> None:
         store = self.make_store()
         cid = self.new_chronicum(store).id
@@ -322,6 +366,375 @@ class IdempotentStoreConformance(_Base):
         stored = store.acta(cid, ActaQuery())
         _expect(len(stored) == 1, f"{len(stored)} acta stored for one key")
         _expect(all(r == stored[0] for r in results), "every caller must get the stored actum")
+
+
+class BatchStoreConformance(_Base):
+    """The cases every ``BatchStore`` must pass: a batch lands whole, contiguous and in
+    order, or not at all, and a keyed batch lands at most once."""
+
+    batch_writers = 8
+    batches_per_writer = 10
+
+    def batch(self, chronicum_id: str, size: int, label: str = "b") -> list[Actum]:
+        return [self.actum(chronicum_id, f"{label}{i}") for i in range(size)]
+
+    def test_a_batch_lands_whole_in_order_with_one_moment(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store).id
+        before = store.record(self.actum(cid, "before"))
+        sent = [
+            self.actum(cid, "m", kind=M),
+            self.actum(cid, "req", kind=REQ, call_id="call-1", data={"q": "Kemang"}),
+            self.actum(cid, "", kind=RES, call_id="call-1", data=[{"name": "Rumah Teduh"}]),
+        ]
+        recorded = store.record_batch(sent, None, [5, 7, 9])
+        _expect(isinstance(recorded, Recorded), f"record_batch returned {recorded!r}")
+        _expect(not recorded.replayed, "a first write is not a replay")
+        stored = recorded.acta
+        _expect([a.id for a in stored] == [a.id for a in sent], "IDs kept, in the given order")
+        _expect(len({a.at for a in stored}) == 1, "one moment for the whole batch")
+        _expect(store.get(cid).last_activity_at == stored[0].at, "last_activity_at is that moment")
+        _expect(store.acta(cid, ActaQuery()) == [before, *stored], "the batch follows, whole")
+
+    def test_a_batch_into_a_missing_chronicum_writes_nothing(self) -> None:
+        store = self.make_store()
+        missing = self.new_id("missing")
+        _expect_raises(
+            ChronicumNotFound,
+            lambda: store.record_batch(self.batch(missing, 3), None, [1, 1, 1]),
+            "record_batch into a missing chronicum",
+        )
+        _expect_raises(ChronicumNotFound, lambda: store.get(missing), "nothing created")
+
+    def test_a_keyed_batch_is_replayed_whole_and_a_retry_discarded(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store).id
+        first = store.record_batch(self.batch(cid, 3, "first"), "turn-1", [1, 1, 1])
+        last_activity = store.get(cid).last_activity_at
+        for retry in (
+            self.batch(cid, 3, "again"),
+            self.batch(cid, 5, "longer"),
+            self.batch(cid, 1),
+        ):
+            replay = store.record_batch(retry, "turn-1", [1] * len(retry))
+            _expect(replay.replayed, "a used key is a replay")
+            _expect(replay.acta == first.acta, f"the replay returned {replay.acta!r}")
+        _expect(store.acta(cid, ActaQuery()) == first.acta, "retries write nothing")
+        _expect(store.get(cid).last_activity_at == last_activity, "a replay writes nothing")
+        other = store.record_batch(self.batch(cid, 2, "other"), "turn-2", [1, 1])
+        _expect(not other.replayed, "another key is another batch")
+        prefix = store.record_batch(self.batch(cid, 1, "prefix"), "turn", [1])
+        _expect(not prefix.replayed, "a key that is a prefix of another is its own key")
+
+    def test_concurrent_batches_are_each_contiguous(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store).id
+        size = 5
+
+        def write(writer: int) -> None:
+            for n in range(self.batches_per_writer):
+                store.record_batch(self.batch(cid, size, f"w{writer}-{n}-"), None, [1] * size)
+
+        self.run_threads(self.batch_writers, write)
+        acta = store.acta(cid, ActaQuery())
+        _expect(
+            len(acta) == self.batch_writers * self.batches_per_writer * size,
+            f"{len(acta)} acta stored",
+        )
+        for start in range(0, len(acta), size):
+            labels = [a.content for a in acta[start : start + size]]
+            head = labels[0][:-1]
+            _expect(
+                labels == [f"{head}{i}" for i in range(size)],
+                f"batch {head} is not contiguous and in order: {labels}",
+            )
+
+    def test_concurrent_calls_with_one_key_store_one_batch(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store).id
+        results = self.run_threads(
+            self.concurrency,
+            lambda i: store.record_batch(self.batch(cid, 3, f"t{i}-"), "turn-1", [1, 1, 1]),
+        )
+        stored = store.acta(cid, ActaQuery())
+        _expect(len(stored) == 3, f"{len(stored)} acta stored for one keyed batch of 3")
+        _expect(all(r.acta == stored for r in results), "every caller gets the stored batch")
+        _expect(sum(not r.replayed for r in results) == 1, "exactly one caller wrote it")
+
+
+class WindowStoreConformance(_Base):
+    """The cases every ``WindowStore`` must pass: ``before`` and ``max_tokens``."""
+
+    def dinner(self, store: Any) -> tuple[str, list[Actum]]:
+        """Six acta with token counts 10, 20, 30, 40, 50, 60; kinds M, T, M, T, M, T."""
+        cid = self.new_chronicum(store).id
+        acta = [self.actum(cid, f"a{i}", kind=(M, T)[i % 2]) for i in range(6)]
+        stored = store.record_batch(acta, None, [10, 20, 30, 40, 50, 60]).acta
+        return cid, stored
+
+    def contents(self, store: Any, cid: str, **query: Any) -> list[str]:
+        return [a.content for a in store.acta(cid, ActaQuery(**query))]
+
+    def test_before_pages_back(self) -> None:
+        store = self.make_store()
+        cid, acta = self.dinner(store)
+        got = self.contents(store, cid, before=acta[4].id)
+        _expect(got == ["a0", "a1", "a2", "a3"], f"before a4: {got}")
+        got = self.contents(store, cid, before=acta[4].id, last_n=2)
+        _expect(got == ["a2", "a3"], f"before a4, last 2: {got}")
+        got = self.contents(store, cid, before=acta[5].id, kinds=frozenset({M}), last_n=1)
+        _expect(got == ["a4"], f"before a5, last message: {got}")
+        got = self.contents(store, cid, before=acta[0].id)
+        _expect(got == [], f"before the first actum: {got}")
+        # An actum the filters leave out still marks the place.
+        got = self.contents(store, cid, before=acta[3].id, kinds=frozenset({M}))
+        _expect(got == ["a0", "a2"], f"before a thought, messages only: {got}")
+
+    def test_before_an_unknown_actum_is_invalid_query(self) -> None:
+        store = self.make_store()
+        cid, _ = self.dinner(store)
+        _, other_acta = self.dinner(store)
+        for before in ("no-such-actum", other_acta[2].id):
+            _expect_raises(
+                InvalidQuery,
+                lambda before=before: store.acta(cid, ActaQuery(before=before)),  # type: ignore[misc]
+                f"before={before!r}",
+            )
+
+    def test_max_tokens_keeps_the_newest_that_fit(self) -> None:
+        store = self.make_store()
+        cid, _ = self.dinner(store)
+        for budget, want in [
+            (0, []),
+            (59, []),  # the newest alone does not fit: the window is empty
+            (60, ["a5"]),
+            (109, ["a5"]),
+            (110, ["a4", "a5"]),
+            (210, ["a0", "a1", "a2", "a3", "a4", "a5"]),
+            (10**12, ["a0", "a1", "a2", "a3", "a4", "a5"]),
+        ]:
+            got = self.contents(store, cid, max_tokens=budget)
+            _expect(got == want, f"max_tokens={budget}: {got}, want {want}")
+
+    def test_max_tokens_counts_only_what_passes_the_filters(self) -> None:
+        store = self.make_store()
+        cid, acta = self.dinner(store)
+        messages = frozenset({M})
+        got = self.contents(store, cid, kinds=messages, max_tokens=80)
+        _expect(got == ["a2", "a4"], f"messages in 80 tokens: {got}")
+        got = self.contents(store, cid, kinds=messages, max_tokens=80, last_n=1)
+        _expect(got == ["a4"], f"both limits hold: {got}")
+        got = self.contents(store, cid, before=acta[5].id, max_tokens=90)
+        _expect(got == ["a3", "a4"], f"before a5 in 90 tokens: {got}")
+
+    def test_an_actum_recorded_without_a_count_is_estimated(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store).id
+        # 4 + ceil(bytes / 4): 4 + 3 for "Rumah Teduh" (11 bytes), 4 + 1 for "🍽" (4 bytes).
+        store.record_batch(
+            [self.actum(cid, "Rumah Teduh"), self.actum(cid, "🍽")], None, [None, None]
+        )
+        got = self.contents(store, cid, max_tokens=5)
+        _expect(got == ["🍽"], f"within 5 tokens: {got}")
+        got = self.contents(store, cid, max_tokens=12)
+        _expect(got == ["Rumah Teduh", "🍽"], f"within 12 tokens: {got}")
+
+
+class ListingStoreConformance(_Base):
+    """The cases every ``ListingStore`` must pass."""
+
+    def test_an_owners_chronica_latest_activity_first(self) -> None:
+        store = self.make_store()
+        owner = self.new_id("owner")
+        chronica = [self.new_chronicum(store, owner) for _ in range(4)]
+        store.record(self.actum(chronica[1].id, "latest"))
+        self.new_chronicum(store, self.new_id("someone-else"))
+        listed = store.list_chronica(owner, 100, None)
+        _expect(listed[0] == store.get(chronica[1].id), "the latest activity comes first")
+        _expect(
+            sorted(c.id for c in listed) == sorted(c.id for c in chronica),
+            "exactly the owner's chronica",
+        )
+        activity = [c.last_activity_at for c in listed]
+        _expect(activity == sorted(activity, reverse=True), "latest activity first")
+        _expect(store.list_chronica(self.new_id("nobody"), 100, None) == [], "nobody has none")
+
+    def test_pages_cover_every_chronicum_once_ties_by_id(self) -> None:
+        store = self.make_store()
+        owner = self.new_id("owner")
+        moment = dt.datetime(2026, 6, 1, 19, 0, tzinfo=dt.UTC)
+        tied = [Chronicum(f"{self.new_id('tie')}", owner, moment, moment) for _ in range(5)]
+        for chronicum in tied:
+            store.create(chronicum)
+        others = [self.new_chronicum(store, owner) for _ in range(4)]
+        seen: list[Chronicum] = []
+        after = None
+        while True:
+            page = store.list_chronica(owner, 2, after)
+            if not page:
+                break
+            _expect(len(page) <= 2, f"a page of {len(page)} for limit 2")
+            seen += page
+            after = page[-1]
+        _expect(len(seen) == 9, f"{len(seen)} listed for 9")
+        _expect(len({c.id for c in seen}) == 9, "no chronicum twice")
+        _expect(
+            [c.id for c in seen[-5:]] == sorted(c.id for c in tied),
+            "ties (the oldest here) come by ID",
+        )
+        _expect({c.id for c in seen[:4]} == {c.id for c in others}, "the newer ones first")
+
+
+class DeletingStoreConformance(_Base):
+    """The cases every ``DeletingStore`` must pass."""
+
+    def test_delete_removes_the_chronicum_and_its_acta(self) -> None:
+        store = self.make_store()
+        chronicum = self.new_chronicum(store, "ardian")
+        kept = self.new_chronicum(store, "ardian")
+        store.record(self.actum(chronicum.id, "gone"))
+        store.record(self.actum(kept.id, "kept"))
+        store.delete(chronicum.id, "ardian")
+        _expect_raises(ChronicumNotFound, lambda: store.get(chronicum.id), "get after delete")
+        _expect_raises(ChronicumNotFound, lambda: store.acta(chronicum.id, ActaQuery()), "acta")
+        _expect(len(store.acta(kept.id, ActaQuery())) == 1, "another chronicum is untouched")
+        _expect_raises(
+            ChronicumNotFound,
+            lambda: store.record(self.actum(chronicum.id)),
+            "record into a deleted chronicum",
+        )
+        store.create(Chronicum(chronicum.id, "rafa", chronicum.started_at, chronicum.started_at))
+        _expect(store.acta(chronicum.id, ActaQuery()) == [], "a new chronicum of that ID is empty")
+
+    def test_delete_of_someone_elses_or_a_missing_chronicum_removes_nothing(self) -> None:
+        store = self.make_store()
+        chronicum = self.new_chronicum(store, "ardian")
+        store.record(self.actum(chronicum.id))
+        for owner, cid in (("rafa", chronicum.id), ("ardian", self.new_id("missing"))):
+            _expect_raises(
+                ChronicumNotFound,
+                lambda owner=owner, cid=cid: store.delete(cid, owner),  # type: ignore[misc]
+                f"delete({cid!r}, {owner!r})",
+            )
+        _expect(len(store.acta(chronicum.id, ActaQuery())) == 1, "nothing was removed")
+
+    def test_records_racing_a_delete_land_before_it_or_fail_cleanly(self) -> None:
+        store = self.make_store()
+        chronicum = self.new_chronicum(store, "ardian")
+        deleted = threading.Event()
+
+        def work(i: int) -> list[Actum | None]:
+            if i == 0:
+                try:
+                    store.delete(chronicum.id, "ardian")
+                finally:
+                    deleted.set()
+                return []
+            results: list[Actum | None] = []
+            while True:
+                after_delete = deleted.is_set()
+                try:
+                    results.append(store.record(self.actum(chronicum.id, f"w{i}")))
+                except ChronicumNotFound:
+                    results.append(None)
+                if after_delete:
+                    return results
+
+        outcomes = self.run_threads(5, work)
+        _expect_raises(ChronicumNotFound, lambda: store.get(chronicum.id), "deleted")
+        for results in outcomes[1:]:
+            _expect(results[-1] is None, "a record after the delete raises ChronicumNotFound")
+
+
+class PoppingStoreConformance(_Base):
+    """The cases every ``PoppingStore`` must pass."""
+
+    def test_pop_takes_the_newest_until_none(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store, "ardian").id
+        stored = [store.record(self.actum(cid, f"a{i}")) for i in range(3)]
+        for expected in reversed(stored):
+            popped = store.pop(cid, "ardian")
+            _expect(popped == expected, f"popped {popped!r}, want {expected!r}")
+        _expect(store.pop(cid, "ardian") is None, "an empty chronicum pops None")
+        _expect(store.acta(cid, ActaQuery()) == [], "nothing left")
+
+    def test_pop_of_someone_elses_or_a_missing_chronicum_raises(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store, "ardian").id
+        store.record(self.actum(cid))
+        for owner, chronicum_id in (("rafa", cid), ("ardian", self.new_id("missing"))):
+            _expect_raises(
+                ChronicumNotFound,
+                lambda o=owner, c=chronicum_id: store.pop(c, o),  # type: ignore[misc]
+                f"pop({chronicum_id!r}, {owner!r})",
+            )
+        _expect(len(store.acta(cid, ActaQuery())) == 1, "nothing was popped")
+
+    def test_concurrent_pops_never_return_the_same_actum(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store, "ardian").id
+        count = 24
+        store.record_batch([self.actum(cid, f"a{i}") for i in range(count)], None, [1] * count)
+        results = self.run_threads(8, lambda i: [store.pop(cid, "ardian") for _ in range(4)])
+        popped = [a.content for rs in results for a in rs if a is not None]
+        _expect(len(popped) == len(set(popped)), f"an actum popped twice: {sorted(popped)}")
+        _expect(len(popped) == count, f"{len(popped)} popped of {count}")
+
+
+class OwnerScopedStoreConformance(_Base):
+    """The cases every ``OwnerScopedStore`` must pass: the same as ``record_batch`` and
+    ``acta`` for the owner, ``None`` with nothing read or written for anyone else."""
+
+    def test_the_owner_records_and_reads(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store, "ardian").id
+        recorded = store.record_batch_if_owner("ardian", [self.actum(cid, "hi")], None, [1])
+        _expect(recorded is not None and not recorded.replayed, f"recorded {recorded!r}")
+        assert recorded is not None
+        _expect(store.acta_if_owner("ardian", cid, ActaQuery()) == recorded.acta, "read back")
+        again = store.record_batch_if_owner("ardian", [self.actum(cid, "x")], "k", [1])
+        replay = store.record_batch_if_owner("ardian", [self.actum(cid, "y")], "k", [1])
+        _expect(replay is not None and replay.replayed, "a used key is a replay")
+        assert replay is not None
+        assert again is not None
+        _expect(replay.acta == again.acta, "the replay is the first batch")
+
+    def test_someone_else_and_a_missing_chronicum_get_none(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store, "ardian").id
+        first = store.record(self.actum(cid, "ardian's"))
+        store.record_batch([self.actum(cid, "keyed")], "k", [1])
+        missing = self.new_id("missing")
+        for owner, chronicum_id in (("rafa", cid), ("ardian", missing)):
+            for key in (None, "k"):
+                got = store.record_batch_if_owner(
+                    owner, [self.actum(chronicum_id, "intruder")], key, [1]
+                )
+                _expect(got is None, f"record_batch_if_owner({owner!r}, key={key!r}): {got!r}")
+            got_acta = store.acta_if_owner(owner, chronicum_id, ActaQuery())
+            _expect(got_acta is None, f"acta_if_owner({owner!r}) read {got_acta!r}")
+        _expect(store.acta(cid, ActaQuery())[0] == first, "nothing written")
+        _expect(len(store.acta(cid, ActaQuery())) == 2, "nothing written")
+        _expect_raises(ChronicumNotFound, lambda: store.get(missing), "nothing created")
+
+
+ALL_SUITES: dict[str, type[_Base]] = {
+    "Store": StoreConformance,
+    "IdempotentStore": IdempotentStoreConformance,
+    "BatchStore": BatchStoreConformance,
+    "WindowStore": WindowStoreConformance,
+    "ListingStore": ListingStoreConformance,
+    "DeletingStore": DeletingStoreConformance,
+    "PoppingStore": PoppingStoreConformance,
+    "OwnerScopedStore": OwnerScopedStoreConformance,
+}
+"""Every suite, by the name of the capability (in ``chronica.interfaces``) it specifies."""
+
+
+def run_suite(suite: type[_Base], factory: Callable[[], Any]) -> None:
+    """Run every case of ``suite`` on stores made by ``factory``; raise on the first failure."""
+    _run_cases(suite, factory)
 
 
 def _run_cases(suite: type[_Base], factory: Callable[[], Any]) -> None:

@@ -104,6 +104,28 @@ class InMemoryStore:
             entry.chronicum = dataclasses.replace(entry.chronicum, last_activity_at=at)
             return Recorded(stored)
 
+    def record_batch_if_owner(
+        self,
+        owner_id: str,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+    ) -> Recorded | None:
+        try:
+            self._owned(acta[0].chronicum_id, owner_id)
+            return self.record_batch(acta, key, tokens)
+        except ChronicumNotFound:
+            return None
+
+    def acta_if_owner(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery
+    ) -> list[Actum] | None:
+        try:
+            self._owned(chronicum_id, owner_id)
+            return self.acta(chronicum_id, query)
+        except ChronicumNotFound:
+            return None
+
     def list_chronica(self, owner_id: str, limit: int, after: Chronicum | None) -> list[Chronicum]:
         with self._lock:
             mine = [e.chronicum for e in self._entries.values() if e.chronicum.owner_id == owner_id]
