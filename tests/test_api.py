@@ -68,6 +68,9 @@ class BuggyStore(InMemoryStore):
     def acta(self, chronicum_id, query):
         raise ValueError("invalid literal for int() with base 10: 'dinner-friday'")
 
+    def acta_if_owner(self, owner_id, chronicum_id, query):
+        return self.acta(chronicum_id, query)
+
 
 def broken_owner_id(user):
     """A project's OWNER_ID with a bug."""

@@ -16,9 +16,16 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, IntegrityError, connections, router, transaction
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    IntegrityError,
+    OperationalError,
+    connections,
+    router,
+    transaction,
+)
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils.dateparse import parse_datetime
 
@@ -28,6 +35,8 @@ from ..validation import dumps_data, loads_data
 from ..values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, Recorded, stored_actum
 
 __all__ = ["DjangoStore"]
+
+_T = TypeVar("_T")
 
 ACTA = models.Actum._meta.db_table
 CHRONICA = models.Chronicum._meta.db_table
@@ -289,6 +298,31 @@ FROM w JOIN {ACTA} a ON a.seq = w.seq WHERE w.running <= %s ORDER BY w.seq DESC
     return sql, params
 
 
+_SQLITE_LOCK_ATTEMPTS = 6
+
+
+def _retry_when_locked(connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
+    """Run ``write`` (a whole transaction of ours) again when SQLite gave up waiting
+    for its write lock.
+
+    A SQLite writer waits its turn on the busy timeout (5 s with Django's defaults);
+    many writers on a loaded machine can wait longer. A transaction of our own can
+    simply be tried again; inside a caller's transaction the error goes to the caller.
+    """
+    for attempt in range(_SQLITE_LOCK_ATTEMPTS):
+        try:
+            return write()
+        except OperationalError as exc:
+            if (
+                connection.vendor != "sqlite"
+                or connection.in_atomic_block
+                or "locked" not in str(exc)
+                or attempt == _SQLITE_LOCK_ATTEMPTS - 1
+            ):
+                raise
+    raise AssertionError("unreachable")
+
+
 class DjangoStore:
     """A chronica store on the Django database ``using`` (by default the database the
     routers choose for writing chronica), with every capability of
@@ -343,7 +377,8 @@ class DjangoStore:
                 if cursor.rowcount == 0:
                     raise ChronicumExists(chronicum.id)
             return
-        try:
+
+        def insert() -> None:
             with transaction.atomic(using=connection.alias):
                 models.Chronicum.objects.using(connection.alias).create(
                     id=chronicum.id,
@@ -351,6 +386,9 @@ class DjangoStore:
                     started_at=chronicum.started_at,
                     last_activity_at=chronicum.last_activity_at,
                 )
+
+        try:
+            _retry_when_locked(connection, insert)
         except IntegrityError:
             if models.Chronicum.objects.using(connection.alias).filter(pk=chronicum.id).exists():
                 raise ChronicumExists(chronicum.id) from None
@@ -417,25 +455,33 @@ class DjangoStore:
 
     def delete(self, chronicum_id: str, owner_id: str) -> None:
         connection = self._connection()
-        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-            self._lock(connection, cursor, chronicum_id, owner_id)
-            cursor.execute(f"DELETE FROM {ACTA} WHERE chronicum_id = %s", [chronicum_id])
-            cursor.execute(f"DELETE FROM {CHRONICA} WHERE id = %s", [chronicum_id])
+
+        def delete() -> None:
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                self._lock(connection, cursor, chronicum_id, owner_id)
+                cursor.execute(f"DELETE FROM {ACTA} WHERE chronicum_id = %s", [chronicum_id])
+                cursor.execute(f"DELETE FROM {CHRONICA} WHERE id = %s", [chronicum_id])
+
+        _retry_when_locked(connection, delete)
 
     def pop(self, chronicum_id: str, owner_id: str) -> Actum | None:
         connection = self._connection()
-        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-            # Under the chronicum's lock, and in a statement of its own, so that a pop
-            # that waited for another sees what that one left.
-            self._lock(connection, cursor, chronicum_id, owner_id)
-            cursor.execute(_NEWEST_SEQ, [chronicum_id, chronicum_id])
-            newest = cursor.fetchone()
-            if newest is None:
-                return None
-            cursor.execute(_BY_SEQ[_family(connection)], [newest[0]])
-            row = cursor.fetchone()
-            cursor.execute(f"DELETE FROM {ACTA} WHERE seq = %s", [newest[0]])
-        return _actum(chronicum_id, row)
+
+        def pop() -> Actum | None:
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                # Under the chronicum's lock, and in a statement of its own, so that a pop
+                # that waited for another sees what that one left.
+                self._lock(connection, cursor, chronicum_id, owner_id)
+                cursor.execute(_NEWEST_SEQ, [chronicum_id, chronicum_id])
+                newest = cursor.fetchone()
+                if newest is None:
+                    return None
+                cursor.execute(_BY_SEQ[_family(connection)], [newest[0]])
+                row = cursor.fetchone()
+                cursor.execute(f"DELETE FROM {ACTA} WHERE seq = %s", [newest[0]])
+            return _actum(chronicum_id, row)
+
+        return _retry_when_locked(connection, pop)
 
     # -- reading ----------------------------------------------------------------
 
@@ -479,7 +525,9 @@ class DjangoStore:
         connection = self._connection()
         if connection.vendor == "postgresql":
             return self._record_postgres(connection, acta, key, tokens, owner_id)
-        return self._record_other(connection, acta, key, tokens, owner_id)
+        return _retry_when_locked(
+            connection, lambda: self._record_other(connection, acta, key, tokens, owner_id)
+        )
 
     @staticmethod
     def _arrays(
