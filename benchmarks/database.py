@@ -12,7 +12,7 @@ from django.core.management import call_command
 from psycopg import sql
 
 OWNER = "ardian"
-"""Every benchmark chronicum belongs to ardian, as in the seed's dinner-friday scenario."""
+"""Every benchmark chronicum belongs to ardian, as in the dinner-friday scenario."""
 
 # One actum in four is a message, so a window of 20 messages reads about 80 rows.
 _FILL = """

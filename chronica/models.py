@@ -1,4 +1,5 @@
-"""The tables of the Django store: ``chronica`` and ``acta``, with the seed's column names.
+"""The tables of the Django store: ``chronica`` and ``acta``, with the column names the
+Go library of the same name uses, so that both can share the tables.
 
 Only ``chronica.stores.db`` and the admin use these models; everything else
 works with the value types of ``chronica``.

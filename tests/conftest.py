@@ -47,7 +47,7 @@ def chronicarius(store):
 
 @pytest.fixture
 def ardian(django_user_model):
-    """The person of the seed's dinner-friday session, as a Django user."""
+    """The person of the dinner-friday session, as a Django user."""
     return django_user_model.objects.create_user("ardian", password="ardian-password")
 
 

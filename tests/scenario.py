@@ -1,4 +1,4 @@
-"""The seed's dinner-friday session: ardian, the concierge, search and booking."""
+"""The dinner-friday session: ardian, the concierge, search and booking."""
 
 from chronica import ActorKind, Actum, ActumKind
 

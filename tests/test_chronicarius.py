@@ -1,4 +1,5 @@
-"""SPEC rules 1-9, told as the seed's scenarios, on InMemoryStore and DjangoStore."""
+"""The rules of Chronicarius, told as the dinner-friday scenarios, on InMemoryStore and
+DjangoStore."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ def test_run_test_runs_every_case_outside_a_test_runner():
 
 
 class ForgetfulStore(InMemoryStore):
-    """The seed's SQL-store bug: a missing chronicum answers an empty list."""
+    """A SQL store's natural bug: a missing chronicum answers an empty list."""
 
     def acta(self, chronicum_id, query):
         try:

@@ -2,8 +2,8 @@
 
 The model of the context window is the rule written out: keep the acta whose kind
 and actor kind pass the filters (an empty filter passes all), then the last N
-(N <= 0: all), oldest first. The model of a well-formed actum is rule 2 written
-out. Both must agree with InMemoryStore and with DjangoStore on every database.
+(N <= 0: all), oldest first. The model of a well-formed actum is the validation rules
+written out. Both must agree with InMemoryStore and DjangoStore on every database.
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def addressable(chronicum_id):
 
 
 def well_formed(owner, chronicum_id, kind, actor_kind, actor, content, key):
-    """Rule 2 written out: what any store can keep the same way."""
+    """The validation rules written out: what any store can keep the same way."""
     kinds = {k.value for k in ActumKind}
     return (
         is_identifier(owner)

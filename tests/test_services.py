@@ -163,7 +163,7 @@ class TestSystemChecks:
 
 @pytest.mark.django_db
 class TestRoundTrips:
-    """SPEC: record into an existing chronicum and get_acta take at most 2 queries."""
+    """Recording into an existing chronicum and reading a window take at most 2 queries."""
 
     def queries(self, call):
         with CaptureQueriesContext(connection) as ctx:
