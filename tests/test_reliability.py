@@ -9,6 +9,7 @@ the next call through chronica.services must work, and nothing recorded is lost.
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import subprocess
 import time
@@ -146,6 +147,11 @@ class TestAsyncioAgentLoop:
 
 def local_cluster() -> tuple[str, str]:
     """(version, name) of the local cluster serving the test database, or skip."""
+    if os.environ.get("CHRONICA_TEST_NO_SERVER_RESTART") == "1":
+        pytest.skip(
+            "CHRONICA_TEST_NO_SERVER_RESTART=1: other suites share this server, so it is not"
+            " restarted under them"
+        )
     if connection.settings_dict["HOST"] not in ("127.0.0.1", "localhost", "::1"):
         pytest.skip("the test database is not on this machine: it cannot be restarted from here")
     if shutil.which("pg_lsclusters") is None or shutil.which("pg_ctlcluster") is None:
