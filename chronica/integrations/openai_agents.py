@@ -290,6 +290,8 @@ def _call_id(item_type: str, item: Mapping[str, Any]) -> str:
         call_id = item.get("id")
     elif item_type == "mcp_approval_response":
         call_id = item.get("approval_request_id")
+    elif item_type == "local_shell_call_output":
+        call_id = item.get("id")  # the ID of its call: this output type has no call_id
     else:
         call_id = item.get("call_id")
     # A call ID no store can index still travels in data; it just links nothing.
@@ -342,6 +344,10 @@ def _projection(item_type: str, item: Mapping[str, Any]) -> str:
         tools = item.get("tools") or []
         names = ", ".join(t.get("name", "") for t in tools if isinstance(t, dict))
         return f"{item.get('server_label', '')}: {names}"
+    if item_type == "program":
+        return _text(item.get("code"))
+    if item_type == "program_output":
+        return _text(item.get("result"))
     if "output" in item:
         return _text(item["output"])
     if item_type == "item_reference":

@@ -37,7 +37,8 @@ def selection() -> ModuleType:
     spec = importlib.util.spec_from_file_location(
         "chronica_sdk_selection", PLUGIN_DIR / "chronica_sdk_selection.py"
     )
-    assert spec is not None and spec.loader is not None
+    assert spec is not None
+    assert spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -96,15 +96,22 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+def _names(nodeid: str) -> set[str]:
+    """The names a DESELECTED entry may give a test by: its node ID, the same without its
+    parameters, its module."""
+    return {nodeid, nodeid.split("[")[0], nodeid.split("::")[0]}
+
+
 def _deselected(item: pytest.Item) -> bool:
-    return item.nodeid in DESELECTED or item.nodeid.split("[")[0] in DESELECTED
+    return not _names(item.nodeid).isdisjoint(DESELECTED)
 
 
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    collected = {item.nodeid for item in items} | {item.nodeid.split("[")[0] for item in items}
-    unknown = set(DESELECTED) - collected
+    collected = set().union(*(_names(item.nodeid) for item in items))
+    modules = {item.nodeid.split("::")[0] for item in items}
+    unknown = {n for n in DESELECTED if n.split("::")[0] in modules and n not in collected}
     if unknown:
         raise pytest.UsageError(
             "DESELECTED names tests that were not collected (renamed or removed in this "

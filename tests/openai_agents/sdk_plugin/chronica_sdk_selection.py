@@ -10,7 +10,7 @@ carries them. The installed release must be the same one."""
 
 # The SDK's test modules that exercise a session: its session and limit tests and the
 # runner tests that use SQLiteSession (runner, streaming, resume, tool failures, max
-# turns, cancellation, compaction).
+# turns, cancellation, compaction), and the encryption wrapper over a session.
 MODULES = [
     "tests/memory/test_session.py",
     "tests/memory/test_session_limit.py",
@@ -26,6 +26,7 @@ MODULES = [
     "tests/memory/test_compaction_suffix.py",
     "tests/memory/test_compaction_model_visibility.py",
     "tests/memory/test_openai_responses_compaction_session.py",
+    "tests/extensions/memory/test_encrypt_session.py",
 ]
 
 _WORKER_CONNECTIONS = "SQLiteSession's per-worker-thread sqlite3 connections and their cleanup"
@@ -38,11 +39,22 @@ _SNAPSHOT = (
     "of the Session protocol; without it the SDK skips that compaction on purpose"
 )
 
+_VALIDATED_POP = (
+    "SQLiteSession's private _pop_item_with_validation, which checks the popped item inside "
+    "its own transaction and rolls it back"
+)
 _COMPACTION = "TestOpenAIResponsesCompactionSession::"
 
-# Module -> test (with its parameters, or without them for all) -> why it is about
-# SQLite internals and says nothing about a Session. The only tests left out.
+# Module -> test (with its parameters, or without them for all; "" for the whole
+# module) -> why it is about SQLite internals and says nothing about a Session.
+# The only tests left out.
 _DESELECTED_BY_MODULE: dict[str, dict[str, str]] = {
+    "tests/memory/test_compaction_suffix.py": {
+        "": (
+            "every test in it checks the atomic suffix replacement that SQLiteSession (and "
+            "AsyncSQLiteSession, not ours) implement privately for compaction"
+        ),
+    },
     "tests/memory/test_session.py": {
         "test_sqlite_session_close_closes_worker_thread_connections": _WORKER_CONNECTIONS,
         "test_sqlite_session_reaps_connections_from_exited_worker_threads": _WORKER_CONNECTIONS,
@@ -84,6 +96,14 @@ _DESELECTED_BY_MODULE: dict[str, dict[str, str]] = {
         "test_automatic_compaction_does_not_reload_unbounded_hidden_history": _SNAPSHOT,
         "test_expired_read_overhead_does_not_authorize_hidden_history": _SNAPSHOT,
     },
+    "tests/extensions/memory/test_encrypt_session.py": {
+        "test_encrypted_compaction_skips_unencrypted_stored_history": _SNAPSHOT,
+        "test_encrypted_pop_wrong_key_preserves_recoverable_history": _VALIDATED_POP,
+        "test_encrypted_pop_rechecks_authentication_after_expired_tail": _VALIDATED_POP,
+        "test_encrypted_pop_authentication_is_atomic_with_concurrent_mutations": _VALIDATED_POP,
+        "test_encrypted_pop_wrong_key_preserves_row_identity": _VALIDATED_POP,
+        "test_encrypted_pop_cancellation_waits_for_authentication_rollback": _VALIDATED_POP,
+    },
     "tests/test_run_impl_resume_paths.py": {
         "test_handoff_resume_after_cancelled_compaction_commits": (
             "holds SQLiteSession's worker thread inside its private _insert_items before commit"
@@ -92,8 +112,8 @@ _DESELECTED_BY_MODULE: dict[str, dict[str, str]] = {
 }
 
 DESELECTED: dict[str, str] = {
-    f"{module}::{test}": reason
+    f"{module}::{test}" if test else module: reason
     for module, tests in _DESELECTED_BY_MODULE.items()
     for test, reason in tests.items()
 }
-"""Node ID (or one without its parameters, for all of them) -> reason."""
+"""Node ID (or one without its parameters, or a module) -> reason."""
