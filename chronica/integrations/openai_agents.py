@@ -204,6 +204,9 @@ class ChronicaSession:
             await _settled(services.adelete_chronicum(self.owner_id, self.session_id))
 
     def _running_agent(self) -> str:
+        # The runner hands a session no agent (the run context it can pass carries none),
+        # but it saves every turn while the span of the agent that ran it is current,
+        # with tracing on or off.
         span = get_current_span()
         span_data = span.span_data if span is not None else None
         if isinstance(span_data, AgentSpanData):
