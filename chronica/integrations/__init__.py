@@ -1,0 +1,7 @@
+"""Agent frameworks on chronica, one module per framework, each behind its own extra.
+
+A module here imports its framework and nothing imports the module by default:
+``chronica`` stays usable without any framework installed. Each one calls
+``chronica.services`` only, so every rule of chronica (the owner, write order,
+validation) holds for a framework's memory exactly as for the API's.
+"""
