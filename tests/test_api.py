@@ -623,6 +623,14 @@ class TestRoutes:
         assert chronicum_url() == f"/api/chronica/{CHRONICUM}/"
         assert acta_url() == f"/api/chronica/{CHRONICUM}/acta/"
 
+    def test_the_names_of_the_previous_release_still_reverse(self, as_ardian, dinner):
+        # Projects' code calls reverse() on the names chronica's first release gave.
+        for name, url in [("chronica:chronicum", chronicum_url()), ("chronica:acta", acta_url())]:
+            assert reverse(name, args=[CHRONICUM]) == url
+            assert reverse(name, kwargs={"chronicum_id": CHRONICUM}) == url
+            assert as_ardian.get(reverse(name, args=[CHRONICUM])).status_code == 200
+        assert reverse("chronica:acta", args=["dinner.friday"]) == acta_url("dinner.friday")
+
     @pytest.mark.parametrize("url", ROUTES)
     @pytest.mark.parametrize("method", ["get", "post", "put", "patch", "delete", "options"])
     def test_both_spellings_answer_alike(self, as_ardian, dinner, url, method):
