@@ -22,7 +22,17 @@ from . import scenario
 from .scenario import CHRONICUM
 
 BOOKING_KEY = "booking-reply-1"
-ACTUM_FIELDS = {"id", "chronicum_id", "kind", "actor_kind", "actor", "content", "at"}
+ACTUM_FIELDS = {
+    "id",
+    "chronicum_id",
+    "kind",
+    "actor_kind",
+    "actor",
+    "content",
+    "at",
+    "call_id",
+    "data",
+}
 
 
 def chronicum_url(chronicum_id: str = CHRONICUM) -> str:
@@ -164,6 +174,9 @@ class TestDinnerFriday:
         stored = post(as_ardian, payload).json()
         assert stored["id"] != "mine"
         assert stored["chronicum_id"] == CHRONICUM
+
+    def test_a_plain_actum_has_no_call_id_and_null_data(self, dinner):
+        assert {(a["call_id"], a["data"]) for a in dinner} == {("", None)}
 
     def test_an_empty_tool_response_is_recorded(self, as_ardian):
         payload = {"kind": "tool_response", "actor_kind": "agent", "actor": "search"}
@@ -307,10 +320,12 @@ class TestInvalidInput:
             pytest.param({"actor_kind": "agent", "actor": "booking"}, "kind", id="no-kind"),
             pytest.param({"kind": "message"}, "actor_kind, actor", id="no-actor"),
             pytest.param({}, "missing", id="empty-object"),
-            pytest.param([GOOD], "JSON object", id="list"),
             pytest.param("message", "JSON object", id="string"),
             pytest.param(None, "JSON object", id="null"),
             pytest.param(3, "JSON object", id="number"),
+            pytest.param([[GOOD]], "actum 0: an actum must be a JSON object", id="nested"),
+            pytest.param([GOOD, {}], "actum 1: missing field(s): kind", id="batch-missing"),
+            pytest.param([GOOD, {**GOOD, "kind": "memo"}], "actum 1: unknown kind", id="batch"),
         ],
     )
     def test_an_invalid_actum(self, as_ardian, payload, said):

@@ -123,7 +123,14 @@ class TestSchema:
             "ChronicaError",
             "ActumKind",
             "ActorKind",
+            "ActumOrBatch",
+            "Recorded",
         } <= set(schemas)
+        assert {"call_id", "data"} <= set(schemas["Actum"]["required"])
+        assert schemas["Actum"]["properties"]["data"]["nullable"] is True
+        one, many = schemas["ActumOrBatch"]["oneOf"]
+        assert one == {"$ref": "#/components/schemas/ActumWrite"}
+        assert many == {"type": "array", "items": one}
         assert schemas["ActumKind"]["enum"] == [
             "message",
             "thought",

@@ -19,6 +19,7 @@ from .errors import BadRequest, LengthRequired
 
 __all__ = [
     "IDEMPOTENCY_KEY",
+    "acta_from_body",
     "actum_from_body",
     "check_length",
     "check_query",
@@ -130,11 +131,35 @@ def window_query(request: Request) -> WindowQuery:
     )
 
 
+def acta_from_body(chronicum_id: str, data: Any) -> list[Actum]:
+    """The acta a JSON body describes: one object is one actum, an array is a batch
+    (at most ``CHRONICA["API_MAX_ACTA"]``, the most one answer holds)."""
+    if not isinstance(data, list):
+        if not isinstance(data, dict):
+            raise BadRequest(
+                "the body must be a JSON object (an actum) or an array of them (a batch),"
+                f" not {_json_type(data)}"
+            )
+        return [actum_from_body(chronicum_id, data)]
+    most = chronica_settings.API_MAX_ACTA
+    if len(data) > most:
+        raise BadRequest(
+            f"a batch holds at most {most} acta (CHRONICA['API_MAX_ACTA']), not {len(data)}"
+        )
+    acta = []
+    for position, item in enumerate(data):
+        try:
+            acta.append(actum_from_body(chronicum_id, item))
+        except BadRequest as exc:
+            raise BadRequest(f"actum {position}: {exc.detail}") from None
+    return acta
+
+
 def actum_from_body(chronicum_id: str, data: Any) -> Actum:
-    """The actum a JSON body describes. Other keys are ignored, as the ID and the
-    time are chronica's to give."""
+    """The actum a JSON object describes. Other keys are ignored, as the ID and the
+    time are chronica's to give; ``data`` absent is ``null``."""
     if not isinstance(data, dict):
-        raise BadRequest(f"the body must be a JSON object, not {type(data).__name__}")
+        raise BadRequest(f"an actum must be a JSON object, not {_json_type(data)}")
     missing = [name for name in _REQUIRED_FIELDS if name not in data]
     if missing:
         raise BadRequest(f"missing field(s): {', '.join(missing)}")
@@ -144,4 +169,19 @@ def actum_from_body(chronicum_id: str, data: Any) -> Actum:
         actor_kind=data["actor_kind"],
         actor=data["actor"],
         content=data.get("content", ""),
+        call_id=data.get("call_id", ""),
+        data=data.get("data"),
     )
+
+
+def _json_type(value: Any) -> str:
+    """What a parsed JSON value was on the wire."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"

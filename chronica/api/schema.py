@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer
+from rest_framework.serializers import Serializer
 
 from ..validation import MAX_LENGTH
 from ..values import ActorKind, ActumKind
@@ -82,12 +83,32 @@ GET_ACTA: dict[str, Any] = {
     "responses": {200: ActumSerializer(many=True), 400: _INVALID, **_COMMON},
 }
 
-POST_ACTUM: dict[str, Any] = {
+
+def _one_or_many(name: str, serializer: type[Serializer[Any]], description: str) -> Any:
+    """One object or an array of them (``oneOf``), as the component ``name``."""
+    return PolymorphicProxySerializer(
+        component_name=name,
+        serializers=[serializer, serializer(many=True)],
+        resource_type_field_name=None,
+        many=False,
+        help_text=description,
+    )
+
+
+_RECORDED = _one_or_many(
+    "Recorded", ActumSerializer, "The stored actum for one, the stored list for a batch."
+)
+
+POST_ACTA: dict[str, Any] = {
     "operation_id": "chronica_acta_create",
-    "summary": "Record an actum (creates the chronicum on its first actum)",
-    "description": "Records one actum; chronica gives it its ID and time. The first actum"
-    " creates the chronicum for the caller. With an `Idempotency-Key` already used in this"
-    " chronicum, nothing is written and the actum stored the first time comes back.",
+    "summary": "Record an actum or a batch (creates the chronicum on its first actum)",
+    "description": "A JSON object records one actum; a JSON array records a batch, all of it"
+    " or nothing, one after the other with no other actum between them. chronica gives each"
+    " its ID and time. The first actum creates the chronicum for the caller. An empty array"
+    ' writes and creates nothing (200, `[]`). A batch holds at most `CHRONICA["API_MAX_ACTA"]`'
+    " acta. With an `Idempotency-Key` already used in this chronicum, nothing is written and"
+    " what was stored the first time comes back, in the shape of this request: a list for an"
+    " array, the first actum for an object.",
     "parameters": [
         CHRONICUM_ID,
         OpenApiParameter(
@@ -95,7 +116,7 @@ POST_ACTUM: dict[str, Any] = {
             # Printable ASCII but the comma, which joins a header sent twice.
             {"type": "string", "maxLength": MAX_LENGTH, "pattern": r"^[\x20-\x2B\x2D-\x7E]*$"},
             OpenApiParameter.HEADER,
-            description="A retry with a key already used in this chronicum returns the actum"
+            description="A retry with a key already used in this chronicum returns what was"
             " stored the first time (200) and writes nothing. Sent once; printable ASCII"
             " with no comma (a header sent twice arrives as two values joined by one).",
         ),
@@ -108,10 +129,16 @@ POST_ACTUM: dict[str, Any] = {
         ),
         RETRY_AFTER,
     ],
-    "request": ActumWriteSerializer,
+    "request": _one_or_many(
+        "ActumOrBatch", ActumWriteSerializer, "One actum (an object) or a batch (an array)."
+    ),
     "responses": {
-        201: OpenApiResponse(ActumSerializer, description="Recorded."),
-        200: OpenApiResponse(ActumSerializer, description="A replay: the first actum."),
+        201: OpenApiResponse(_RECORDED, description="Recorded."),
+        200: OpenApiResponse(
+            _RECORDED,
+            description="A replay (header Idempotent-Replayed): what the first request with"
+            " this key stored. Or an empty batch: `[]`, nothing written.",
+        ),
         400: _INVALID,
         **_COMMON,
         411: OpenApiResponse(_ERROR, description="A chunked body: send it with Content-Length."),

@@ -32,7 +32,7 @@ from .. import services
 from . import schema
 from .errors import PayloadTooLarge, chronica_errors, unreachable_database
 from .inputs import (
-    actum_from_body,
+    acta_from_body,
     check_length,
     check_query,
     idempotency_key,
@@ -121,15 +121,24 @@ class ChronicumViewSet(ChronicaViewSet):
             window = services.get_acta(owner, chronicum_id, **query)
         return Response(ActumSerializer(window, many=True).data)
 
-    @extend_schema(**schema.POST_ACTUM)
+    @extend_schema(**schema.POST_ACTA)
     @acta.mapping.post
     def record(self, request: Request, chronicum_id: str) -> Response:
-        """Record one actum; a retry with the same Idempotency-Key returns the first."""
-        actum = actum_from_body(chronicum_id, request.data)
+        """Record one actum (a JSON object) or a batch (an array); a retry with the same
+        Idempotency-Key returns what the first stored."""
+        acta = acta_from_body(chronicum_id, request.data)
         owner, key = owner_id(request), idempotency_key(request)
         with chronica_errors():
-            recorded = services.record(owner, [actum], idempotency_key=key)
-        body = ActumSerializer(recorded.acta[0]).data
+            recorded = services.record(owner, acta, idempotency_key=key)
+        # The answer has the request's shape: a replay of a batch by one object
+        # gives its first actum, as services.record_actum does.
+        if isinstance(request.data, list):
+            body = ActumSerializer(recorded.acta, many=True).data
+        else:
+            body = ActumSerializer(recorded.acta[0]).data
         if recorded.replayed:
             return Response(body, status=status.HTTP_200_OK, headers={REPLAYED: "true"})
+        if not recorded.acta:
+            # An empty batch: nothing is written, not even the chronicum.
+            return Response(body, status=status.HTTP_200_OK)
         return Response(body, status=status.HTTP_201_CREATED)
