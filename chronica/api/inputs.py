@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 
+from .. import services
 from ..conf import chronica_settings
 from ..values import Actum
 from .errors import BadRequest, LengthRequired
@@ -38,8 +39,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def owner_id(request: Request) -> str:
-    """The owner of everything this request touches: ``CHRONICA["OWNER_ID"](request.user)``."""
-    return chronica_settings.owner_id_function()(request.user)
+    """The owner of everything this request touches: ``CHRONICA["OWNER_ID"](request.user)``,
+    through the one mapping every part of a project uses."""
+    return services.owner_id_for(request.user)
 
 
 def check_query(request: Request, known: frozenset[str]) -> None:
