@@ -19,20 +19,27 @@ from ..values import Actum
 from .errors import BadRequest, LengthRequired
 
 __all__ = [
+    "DEFAULT_LIST_LIMIT",
     "IDEMPOTENCY_KEY",
+    "WINDOW_PARAMETERS",
     "acta_from_body",
     "actum_from_body",
     "check_length",
     "check_query",
+    "flag",
     "idempotency_key",
-    "last_n",
+    "integer",
     "listed",
+    "listing_limit",
+    "new_chronicum_id",
     "owner_id",
     "window_query",
 ]
 
 IDEMPOTENCY_KEY = "Idempotency-Key"
 _REQUIRED_FIELDS = ("kind", "actor_kind", "actor")
+#: The page size of the chronica listing when ``?limit=`` is not given.
+DEFAULT_LIST_LIMIT = 100
 _INTEGER = re.compile(r"[+-]?[0-9]{1,19}")
 _INT64 = range(-(2**63), 2**63)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -81,14 +88,31 @@ def listed(request: Request, name: str) -> list[str]:
     return [item for value in request.query_params.getlist(name) for item in value.split(",")]
 
 
-def last_n(request: Request) -> int:
-    """``?last_n=``: a 64-bit integer; absent means no limit."""
-    raw = request.query_params.get("last_n")
+def integer(request: Request, name: str) -> int | None:
+    """A query parameter that is a 64-bit integer in decimal digits; ``None`` when absent."""
+    raw = request.query_params.get(name)
     if raw is None:
-        return 0
+        return None
     if not _INTEGER.fullmatch(raw) or int(raw) not in _INT64:
-        raise BadRequest(f"last_n must be a 64-bit integer, not {raw[:40]!r}")
+        raise BadRequest(f"{name} must be a 64-bit integer, not {raw[:40]!r}")
     return int(raw)
+
+
+def flag(request: Request, name: str) -> bool:
+    """A query parameter that is ``true`` or ``false``; absent is false."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "false":
+        return False
+    if raw == "true":
+        return True
+    raise BadRequest(f"{name} must be true or false, not {raw[:40]!r}")
+
+
+def listing_limit(request: Request) -> int:
+    """``?limit=``: how many chronica a page of the listing holds (the services judge
+    the range); absent, ``DEFAULT_LIST_LIMIT``."""
+    limit = integer(request, "limit")
+    return DEFAULT_LIST_LIMIT if limit is None else limit
 
 
 def idempotency_key(request: Request) -> str | None:
@@ -122,15 +146,52 @@ class WindowQuery(TypedDict):
     kinds: list[str]
     actor_kinds: list[str]
     last_n: int
+    max_tokens: int | None
+    whole_tool_calls: bool
+    before: str | None
+
+
+#: The query parameters of the window, each the argument of ``services.get_acta``
+#: of the same name (``kind`` and ``actor_kind`` give ``kinds`` and ``actor_kinds``).
+WINDOW_PARAMETERS = frozenset(
+    {"kind", "actor_kind", "last_n", "max_tokens", "whole_tool_calls", "before"}
+)
 
 
 def window_query(request: Request) -> WindowQuery:
-    """``?kind=``, ``?actor_kind=`` and ``?last_n=`` as ``services.get_acta`` takes them."""
+    """The window's query parameters as ``services.get_acta`` takes them."""
     return WindowQuery(
         kinds=listed(request, "kind"),
         actor_kinds=listed(request, "actor_kind"),
-        last_n=last_n(request),
+        last_n=integer(request, "last_n") or 0,
+        max_tokens=integer(request, "max_tokens"),
+        whole_tool_calls=flag(request, "whole_tool_calls"),
+        before=request.query_params.get("before"),
     )
+
+
+def new_chronicum_id(data: Any) -> str | None:
+    """The ID a body ``{}`` or ``{"id": "<id>"}`` asks for; ``None`` for a new one.
+
+    Any other key is refused rather than ignored: a misspelt ``"ID"`` would
+    otherwise mint an ID the caller did not want. An ID with a ``/`` could not be
+    named in this API's URLs, so it is refused too.
+    """
+    if not isinstance(data, dict):
+        raise BadRequest(
+            f'the body must be a JSON object, {{}} or {{"id": ...}}, not {_json_type(data)}'
+        )
+    unknown = sorted(set(data) - {"id"})
+    if unknown:
+        raise BadRequest(f"unknown field(s): {', '.join(unknown)} (the body takes: id)")
+    chronicum_id = data.get("id")
+    if chronicum_id is None:
+        return None
+    if not isinstance(chronicum_id, str):
+        raise BadRequest(f"id must be a string, not {_json_type(chronicum_id)}")
+    if "/" in chronicum_id:
+        raise BadRequest("id must not contain '/': it could not be named in a URL")
+    return chronicum_id
 
 
 def acta_from_body(chronicum_id: str, data: Any) -> list[Actum]:

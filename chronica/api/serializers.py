@@ -19,8 +19,10 @@ from ..values import ActorKind, ActumKind
 __all__ = [
     "ActumSerializer",
     "ActumWriteSerializer",
+    "ChronicumPageSerializer",
     "ChronicumSerializer",
     "ErrorSerializer",
+    "NewChronicumSerializer",
 ]
 
 _KINDS = [kind.value for kind in ActumKind]
@@ -49,6 +51,31 @@ class ChronicumSerializer(serializers.Serializer[Any]):
     owner_id = serializers.CharField(read_only=True)
     started_at = serializers.DateTimeField(read_only=True)
     last_activity_at = serializers.DateTimeField(read_only=True)
+
+
+# A page, not a list: drf-spectacular would take a list action's answer for an array.
+@extend_schema_serializer(many=False, component_name="ChronicumPage")
+class ChronicumPageSerializer(serializers.Serializer[Any]):
+    """A page of the caller's chronica, latest activity first."""
+
+    results = ChronicumSerializer(many=True, read_only=True)
+    next = serializers.URLField(
+        read_only=True,
+        allow_null=True,
+        help_text="The URL of the next page; null on the last one.",
+    )
+
+
+@extend_schema_serializer(component_name="NewChronicum")
+class NewChronicumSerializer(serializers.Serializer[Any]):
+    """The body that starts a chronicum: `{}` for a new unguessable ID, or the ID wanted."""
+
+    id = serializers.CharField(
+        required=False,
+        allow_null=True,
+        max_length=MAX_LENGTH,
+        help_text="The chronicum ID wanted (no '/'); absent or null: a new unguessable one.",
+    )
 
 
 class ActumSerializer(serializers.Serializer[Any]):
