@@ -533,6 +533,11 @@ class TestSignedIn:
             client.get(acta_url()),
             post(client, GOOD),
             post(client, GOOD, key=BOOKING_KEY),
+            post(client, [GOOD, GOOD]),
+            client.get("/api/chronica/"),
+            client.post("/api/chronica/", {}, format="json"),
+            client.post("/api/chronica/", {"id": "lunch-saturday"}, format="json"),
+            client.delete(chronicum_url()),
         ]
 
     def assert_refused_and_nothing_written(self, as_ardian, dinner):
@@ -540,6 +545,7 @@ class TestSignedIn:
             assert response.status_code in (401, 403)
             assert set(response.json()) == {"detail"}
         assert window(as_ardian) == dinner
+        assert [c["id"] for c in as_ardian.get("/api/chronica/").json()["results"]] == [CHRONICUM]
 
     def test_anonymous_is_refused(self, as_ardian, dinner):
         self.assert_refused_and_nothing_written(as_ardian, dinner)
@@ -582,8 +588,9 @@ class TestSignedIn:
     def test_a_stricter_project_policy_applies(self, as_ardian, dinner):
         admins = {"DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"]}
         with override_settings(REST_FRAMEWORK=admins):
-            assert [r.status_code for r in self.calls(as_ardian)] == [403] * 4
+            assert {r.status_code for r in self.calls(as_ardian)} == {403}
         assert window(as_ardian) == dinner
+        assert [c["id"] for c in as_ardian.get("/api/chronica/").json()["results"]] == [CHRONICUM]
 
 
 @pytest.mark.django_db

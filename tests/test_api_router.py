@@ -60,6 +60,19 @@ def test_dinner_friday_through_the_projects_router(as_ardian):
     assert chronicum.json()["id"] == CHRONICUM
 
 
+def test_the_lifecycle_through_the_projects_router(as_ardian):
+    list_url = reverse("chronicum-list")
+    assert list_url == "/v1/chronica/"
+    created = as_ardian.post(list_url, {"id": CHRONICUM}, format="json")
+    assert created.status_code == 201
+    assert created["Location"] == "http://testserver" + reverse(
+        "chronicum-detail", args=[CHRONICUM]
+    )
+    assert [c["id"] for c in as_ardian.get(list_url).json()["results"]] == [CHRONICUM]
+    assert as_ardian.delete(f"/v1/chronica/{CHRONICUM}").status_code == 204
+    assert as_ardian.get("/v1/chronica").json() == {"results": [], "next": None}
+
+
 def test_the_projects_endpoints_stay_as_they_were(as_ardian):
     assert as_ardian.get("/v1/restaurants/").json() == ["Rumah Teduh", "Kayu Manis"]
     assert as_ardian.get("/v1/restaurants").json() == ["Rumah Teduh", "Kayu Manis"]
