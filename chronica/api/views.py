@@ -1,4 +1,5 @@
-"""The HTTP face of ``chronica.services``: a chronicum, its context window, its writes.
+"""The HTTP face of ``chronica.services``: the caller's chronica (list, start, read,
+delete), the context window of each, a page at a time, and its writes.
 
 ``ChronicumViewSet`` turns HTTP into the arguments of ``chronica.services`` and
 its errors back into HTTP; every rule stays in the services. The owner is
@@ -7,8 +8,9 @@ always ``request.user`` passed through ``CHRONICA["OWNER_ID"]``.
 Register it on a project's own DRF router next to the project's endpoints::
 
     router.register("chronica", ChronicumViewSet, basename="chronicum")
+    urlpatterns = [path("v1/", include(optional_slash(router.urls)))]
 
-or include ``chronica.api.urls``, which does exactly that.
+or include ``chronica.api.urls``, which does exactly that under ``api/``.
 """
 
 from __future__ import annotations
