@@ -648,7 +648,11 @@ class TestRoutes:
     """Every route answers with and without its trailing slash, for every method: never
     a redirect, which clients follow as a GET and so lose a POST."""
 
-    ROUTES = [pytest.param(chronicum_url, id="chronicum"), pytest.param(acta_url, id="acta")]
+    ROUTES = [
+        pytest.param(lambda chronicum_id=None: "/api/chronica/", id="list"),
+        pytest.param(chronicum_url, id="chronicum"),
+        pytest.param(acta_url, id="acta"),
+    ]
 
     def test_reverse_gives_the_slash(self):
         assert chronicum_url() == f"/api/chronica/{CHRONICUM}/"
@@ -687,7 +691,11 @@ class TestRoutes:
         assert as_ardian.get("/api/chronica/dinner.friday").json()["id"] == "dinner.friday"
 
     def test_the_browsable_api_renders(self, as_ardian, dinner):
-        pages = [(chronicum_url(), CHRONICUM), (acta_url(), "Rumah Teduh")]
+        pages = [
+            ("/api/chronica/", CHRONICUM),
+            (chronicum_url(), CHRONICUM),
+            (acta_url(), "Rumah Teduh"),
+        ]
         for url, shown in [*pages, *((url.rstrip("/"), shown) for url, shown in pages)]:
             response = as_ardian.get(url, HTTP_ACCEPT="text/html")
             assert response.status_code == 200
