@@ -68,3 +68,21 @@ async def test_errors_over_asgi(ardian):
     assert "JSON parse error" in bad.json()["detail"]
     assert (await client.get(acta_url(), {"last_n": "three"})).status_code == 400
     assert (await client.delete(acta_url())).status_code == 405
+
+
+async def test_the_lifecycle_and_a_batch_over_asgi(ardian):
+    client = await signed_in(ardian)
+    created = await client.post("/api/chronica/", {}, content_type="application/json")
+    assert created.status_code == 201
+    chronicum_id = created.json()["id"]
+    turn = [body(actum) for actum in scenario.acta(chronicum_id)]
+    batch = await client.post(acta_url(chronicum_id), turn, content_type="application/json")
+    assert batch.status_code == 201
+    assert len(batch.json()) == 7
+    page = await client.get(acta_url(chronicum_id), {"last_n": "3"})
+    assert 'rel="next"' in page.headers["Link"]
+    listed = (await client.get("/api/chronica/", {"limit": "1"})).json()
+    assert [c["id"] for c in listed["results"]] == [chronicum_id]
+    assert listed["next"] is None
+    assert (await client.delete(chronicum_url(chronicum_id))).status_code == 204
+    assert (await client.get(chronicum_url(chronicum_id))).status_code == 404

@@ -60,10 +60,24 @@ def test_dinner_friday_through_the_projects_router(as_ardian):
     assert chronicum.json()["id"] == CHRONICUM
 
 
+def test_the_lifecycle_through_the_projects_router(as_ardian):
+    list_url = reverse("chronicum-list")
+    assert list_url == "/v1/chronica/"
+    created = as_ardian.post(list_url, {"id": CHRONICUM}, format="json")
+    assert created.status_code == 201
+    assert created["Location"] == "http://testserver" + reverse(
+        "chronicum-detail", args=[CHRONICUM]
+    )
+    assert [c["id"] for c in as_ardian.get(list_url).json()["results"]] == [CHRONICUM]
+    assert as_ardian.delete(f"/v1/chronica/{CHRONICUM}").status_code == 204
+    assert as_ardian.get("/v1/chronica").json() == {"results": [], "next": None}
+
+
 def test_the_projects_endpoints_stay_as_they_were(as_ardian):
     assert as_ardian.get("/v1/restaurants/").json() == ["Rumah Teduh", "Kayu Manis"]
     assert as_ardian.get("/v1/restaurants").json() == ["Rumah Teduh", "Kayu Manis"]
-    assert set(as_ardian.get("/v1/").json()) == {"restaurants"}
+    # DefaultRouter's root lists the list routes: the project's and chronica's.
+    assert set(as_ardian.get("/v1/").json()) == {"restaurants", "chronica"}
 
 
 def test_with_and_without_the_slash(as_ardian):
@@ -76,6 +90,7 @@ def test_with_and_without_the_slash(as_ardian):
 def test_the_projects_schema_describes_chronica_once(as_ardian):
     paths = as_ardian.get("/v1/schema/?format=json").json()["paths"]
     assert {p for p in paths if p.startswith("/v1/chronica/")} == {
+        "/v1/chronica/",
         "/v1/chronica/{chronicum_id}/",
         "/v1/chronica/{chronicum_id}/acta/",
     }
@@ -89,6 +104,8 @@ def test_a_router_on_path_converters_gets_both_spellings_too():
     converters.register("chronica", ChronicumViewSet, basename="chronicum")
     routes = [(str(p.pattern), p.name) for p in optional_slash(converters.urls)]
     assert routes == [
+        ("chronica/", "chronicum-list"),
+        ("chronica", None),
         ("chronica/<str:chronicum_id>/", "chronicum-detail"),
         ("chronica/<str:chronicum_id>", None),
         ("chronica/<str:chronicum_id>/acta/", "chronicum-acta"),

@@ -26,6 +26,7 @@ from .scenario import BOOKING_REPLY, BOOKING_REPLY_REWORDED, CHRONICUM, OWNER
 
 KEY = "booking-reply-1"
 REPLY = {"kind": "message", "actor_kind": "agent", "actor": "booking", "content": BOOKING_REPLY}
+TOOL = {"kind": "tool_request", "actor_kind": "agent", "actor": "booking", "call_id": "book-1"}
 
 
 @pytest.fixture(autouse=True)
@@ -144,6 +145,10 @@ def test_signed_out_gets_nothing(api_dinner):
         anonymous.get(chronicum_url()),
         anonymous.get(acta_url()),
         post(anonymous, REPLY),
+        post(anonymous, [REPLY, REPLY]),
+        anonymous.get("/api/chronica/"),
+        anonymous.post("/api/chronica/", {"id": "dinner-saturday"}, format="json"),
+        anonymous.delete(chronicum_url()),
     ):
         assert response.status_code in (401, 403)
         assert BOOKING_REPLY.encode() not in response.content
@@ -167,6 +172,11 @@ API_REFUSED = [
     pytest.param({**REPLY, "content": None}, CHRONICUM, None, "content", id="content-null"),
     pytest.param({**REPLY, "content": 4821}, CHRONICUM, None, "content", id="content-int"),
     pytest.param({**REPLY, "content": True}, CHRONICUM, None, "content", id="content-bool"),
+    pytest.param({**TOOL, "call_id": "book\x00-1"}, CHRONICUM, None, "NUL", id="call-id-nul"),
+    pytest.param({**TOOL, "call_id": "book\r\n-1"}, CHRONICUM, None, "call_id", id="call-id-crlf"),
+    pytest.param({**TOOL, "data": {"ref\x00": 1}}, CHRONICUM, None, "NUL", id="data-key-nul"),
+    pytest.param({**TOOL, "data": ["RT \ud83c"]}, CHRONICUM, None, "surrogate", id="data-sur"),
+    pytest.param([TOOL, {**TOOL, "data": "\x00"}], CHRONICUM, None, "actum 1: ", id="batch"),
 ]
 
 
@@ -202,7 +212,14 @@ TEN_MB = ("Rumah Teduh 🍽 'quiet' table; " * 400_000)[: 10 * 1024 * 1024]
 @pytest.mark.parametrize("text", HOSTILE_BUT_VALID)
 def test_hostile_text_round_trips_through_the_api(ardian, text):
     chronicum_id = f"dinner {text}".replace("/", "")
-    payload = {"kind": "tool_response", "actor_kind": "agent", "actor": text, "content": text}
+    payload = {
+        "kind": "tool_response",
+        "actor_kind": "agent",
+        "actor": text,
+        "content": text,
+        "call_id": text,
+        "data": {text: [text, {"content": text}]},
+    }
     key = text if text.isascii() else KEY  # an HTTP header carries Latin-1 only
     created = post(ardian, payload, chronicum_id, key=key)
     assert created.status_code == 201, created.content
@@ -212,6 +229,20 @@ def test_hostile_text_round_trips_through_the_api(ardian, text):
     [read] = ardian.get(acta_url(chronicum_id)).json()
     assert read == created.json()
     assert (read["chronicum_id"], read["actor"], read["content"]) == (chronicum_id, text, text)
+    assert (read["call_id"], read["data"]) == (text, payload["data"])
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("text", HOSTILE_BUT_VALID)
+def test_hostile_text_in_a_query_is_a_400(ardian, api_dinner, text):
+    for query in ({"before": text}, {"cursor": text}, {"kind": text}, {"max_tokens": text}):
+        url = "/api/chronica/" if "cursor" in query else acta_url()
+        response = ardian.get(url, query)
+        assert response.status_code == 400, (query, response.content)
+        assert set(response.json()) == {"detail"}
+    response = ardian.post("/api/chronica/", {"id": text}, format="json")
+    assert response.status_code in (201, 400)
+    assert ardian.get(acta_url()).json() == api_dinner
 
 
 @pytest.mark.django_db

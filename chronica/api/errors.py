@@ -24,6 +24,7 @@ from ..errors import (
     IdempotencyUnsupported,
     InvalidActum,
     InvalidQuery,
+    StoreUnsupported,
 )
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "DatabaseUnavailable",
     "IdempotencyNotImplemented",
     "LengthRequired",
+    "NotImplementedByStore",
     "PayloadTooLarge",
     "chronica_errors",
     "unreachable_database",
@@ -39,9 +41,7 @@ __all__ = [
 
 logger = logging.getLogger("chronica.api")
 
-# The errors a caller's input causes. ValueError stands for the query errors
-# the services raise today (an unknown kind in a filter); it becomes
-# chronica.InvalidQuery once the services raise that.
+# The errors a caller's input causes.
 BAD_INPUT: tuple[type[Exception], ...] = (InvalidActum, EmptyOwnerID, InvalidQuery)
 
 # The methods in which a Django database backend opens a connection.
@@ -78,6 +78,12 @@ class IdempotencyNotImplemented(APIException):
     default_code = "idempotency_unsupported"
 
 
+class NotImplementedByStore(APIException):
+    status_code = status.HTTP_501_NOT_IMPLEMENTED
+    default_detail = "This server's chronica store cannot do that."
+    default_code = "store_unsupported"
+
+
 class DatabaseUnavailable(APIException):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_detail = "The database cannot be reached; try again later."
@@ -102,6 +108,11 @@ def chronica_errors() -> Iterator[None]:
         raise Conflict() from None
     except IdempotencyUnsupported:
         raise IdempotencyNotImplemented() from None
+    except StoreUnsupported as exc:
+        # The project chose a store without that capability. Its class is the
+        # server's business: the log names it, the client learns only "not here".
+        logger.warning("chronica API: %s", exc)
+        raise NotImplementedByStore() from None
     except BAD_INPUT as exc:
         raise BadRequest(str(exc)) from None
 

@@ -13,32 +13,42 @@ from typing import Any, TypedDict
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 
+from .. import services
 from ..conf import chronica_settings
 from ..values import Actum
 from .errors import BadRequest, LengthRequired
 
 __all__ = [
+    "DEFAULT_LIST_LIMIT",
     "IDEMPOTENCY_KEY",
+    "WINDOW_PARAMETERS",
+    "acta_from_body",
     "actum_from_body",
     "check_length",
     "check_query",
+    "flag",
     "idempotency_key",
-    "last_n",
+    "integer",
     "listed",
+    "listing_limit",
+    "new_chronicum_id",
     "owner_id",
     "window_query",
 ]
 
 IDEMPOTENCY_KEY = "Idempotency-Key"
 _REQUIRED_FIELDS = ("kind", "actor_kind", "actor")
+#: The page size of the chronica listing when ``?limit=`` is not given.
+DEFAULT_LIST_LIMIT = 100
 _INTEGER = re.compile(r"[+-]?[0-9]{1,19}")
 _INT64 = range(-(2**63), 2**63)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def owner_id(request: Request) -> str:
-    """The owner of everything this request touches: ``CHRONICA["OWNER_ID"](request.user)``."""
-    return chronica_settings.owner_id_function()(request.user)
+    """The owner of everything this request touches: ``CHRONICA["OWNER_ID"](request.user)``,
+    through the one mapping every part of a project uses."""
+    return services.owner_id_for(request.user)
 
 
 def check_query(request: Request, known: frozenset[str]) -> None:
@@ -78,14 +88,31 @@ def listed(request: Request, name: str) -> list[str]:
     return [item for value in request.query_params.getlist(name) for item in value.split(",")]
 
 
-def last_n(request: Request) -> int:
-    """``?last_n=``: a 64-bit integer; absent means no limit."""
-    raw = request.query_params.get("last_n")
+def integer(request: Request, name: str) -> int | None:
+    """A query parameter that is a 64-bit integer in decimal digits; ``None`` when absent."""
+    raw = request.query_params.get(name)
     if raw is None:
-        return 0
+        return None
     if not _INTEGER.fullmatch(raw) or int(raw) not in _INT64:
-        raise BadRequest(f"last_n must be a 64-bit integer, not {raw[:40]!r}")
+        raise BadRequest(f"{name} must be a 64-bit integer, not {raw[:40]!r}")
     return int(raw)
+
+
+def flag(request: Request, name: str) -> bool:
+    """A query parameter that is ``true`` or ``false``; absent is false."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "false":
+        return False
+    if raw == "true":
+        return True
+    raise BadRequest(f"{name} must be true or false, not {raw[:40]!r}")
+
+
+def listing_limit(request: Request) -> int:
+    """``?limit=``: how many chronica a page of the listing holds (the services judge
+    the range); absent, ``DEFAULT_LIST_LIMIT``."""
+    limit = integer(request, "limit")
+    return DEFAULT_LIST_LIMIT if limit is None else limit
 
 
 def idempotency_key(request: Request) -> str | None:
@@ -119,22 +146,83 @@ class WindowQuery(TypedDict):
     kinds: list[str]
     actor_kinds: list[str]
     last_n: int
+    max_tokens: int | None
+    whole_tool_calls: bool
+    before: str | None
+
+
+#: The query parameters of the window, each the argument of ``services.get_acta``
+#: of the same name (``kind`` and ``actor_kind`` give ``kinds`` and ``actor_kinds``).
+WINDOW_PARAMETERS = frozenset(
+    {"kind", "actor_kind", "last_n", "max_tokens", "whole_tool_calls", "before"}
+)
 
 
 def window_query(request: Request) -> WindowQuery:
-    """``?kind=``, ``?actor_kind=`` and ``?last_n=`` as ``services.get_acta`` takes them."""
+    """The window's query parameters as ``services.get_acta`` takes them."""
     return WindowQuery(
         kinds=listed(request, "kind"),
         actor_kinds=listed(request, "actor_kind"),
-        last_n=last_n(request),
+        last_n=integer(request, "last_n") or 0,
+        max_tokens=integer(request, "max_tokens"),
+        whole_tool_calls=flag(request, "whole_tool_calls"),
+        before=request.query_params.get("before"),
     )
 
 
-def actum_from_body(chronicum_id: str, data: Any) -> Actum:
-    """The actum a JSON body describes. Other keys are ignored, as the ID and the
-    time are chronica's to give."""
+def new_chronicum_id(data: Any) -> str | None:
+    """The ID a body ``{}`` or ``{"id": "<id>"}`` asks for; ``None`` for a new one.
+
+    Any other key is refused rather than ignored: a misspelt ``"ID"`` would
+    otherwise mint an ID the caller did not want. An ID with a ``/`` could not be
+    named in this API's URLs, so it is refused too.
+    """
     if not isinstance(data, dict):
-        raise BadRequest(f"the body must be a JSON object, not {type(data).__name__}")
+        raise BadRequest(
+            f'the body must be a JSON object, {{}} or {{"id": ...}}, not {_json_type(data)}'
+        )
+    unknown = sorted(set(data) - {"id"})
+    if unknown:
+        raise BadRequest(f"unknown field(s): {', '.join(unknown)} (the body takes: id)")
+    chronicum_id = data.get("id")
+    if chronicum_id is None:
+        return None
+    if not isinstance(chronicum_id, str):
+        raise BadRequest(f"id must be a string, not {_json_type(chronicum_id)}")
+    if "/" in chronicum_id:
+        raise BadRequest("id must not contain '/': it could not be named in a URL")
+    return chronicum_id
+
+
+def acta_from_body(chronicum_id: str, data: Any) -> list[Actum]:
+    """The acta a JSON body describes: one object is one actum, an array is a batch
+    (at most ``CHRONICA["API_MAX_ACTA"]``, the most one answer holds)."""
+    if not isinstance(data, list):
+        if not isinstance(data, dict):
+            raise BadRequest(
+                "the body must be a JSON object (an actum) or an array of them (a batch),"
+                f" not {_json_type(data)}"
+            )
+        return [actum_from_body(chronicum_id, data)]
+    most = chronica_settings.API_MAX_ACTA
+    if len(data) > most:
+        raise BadRequest(
+            f"a batch holds at most {most} acta (CHRONICA['API_MAX_ACTA']), not {len(data)}"
+        )
+    acta = []
+    for position, item in enumerate(data):
+        try:
+            acta.append(actum_from_body(chronicum_id, item))
+        except BadRequest as exc:
+            raise BadRequest(f"actum {position}: {exc.detail}") from None
+    return acta
+
+
+def actum_from_body(chronicum_id: str, data: Any) -> Actum:
+    """The actum a JSON object describes. Other keys are ignored, as the ID and the
+    time are chronica's to give; ``data`` absent is ``null``."""
+    if not isinstance(data, dict):
+        raise BadRequest(f"an actum must be a JSON object, not {_json_type(data)}")
     missing = [name for name in _REQUIRED_FIELDS if name not in data]
     if missing:
         raise BadRequest(f"missing field(s): {', '.join(missing)}")
@@ -144,4 +232,19 @@ def actum_from_body(chronicum_id: str, data: Any) -> Actum:
         actor_kind=data["actor_kind"],
         actor=data["actor"],
         content=data.get("content", ""),
+        call_id=data.get("call_id", ""),
+        data=data.get("data"),
     )
+
+
+def _json_type(value: Any) -> str:
+    """What a parsed JSON value was on the wire."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"

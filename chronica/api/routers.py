@@ -1,14 +1,14 @@
-"""Routes that answer with and without their trailing slash."""
+"""Routes that answer with and without their trailing slash, and routes under more names."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from django.urls import URLPattern, path, re_path
 from django.urls.resolvers import RegexPattern, RoutePattern
 
-__all__ = ["optional_slash"]
+__all__ = ["also_named", "optional_slash"]
 
 
 def optional_slash(urlpatterns: Iterable[Any]) -> list[Any]:
@@ -30,15 +30,38 @@ def optional_slash(urlpatterns: Iterable[Any]) -> list[Any]:
     return patterns
 
 
-def _without_slash(pattern: Any) -> URLPattern | None:
-    view = getattr(pattern, "callback", None)
-    if not isinstance(pattern, URLPattern) or not hasattr(view, "cls"):
-        return None
+def also_named(urlpatterns: Iterable[Any], names: Mapping[str, str]) -> list[URLPattern]:
+    """For each route named in ``names``, the same route under the name it maps to.
+
+    Put them after the routes themselves: a request resolves to the first match, so
+    these only serve ``reverse()`` on the other names (those of an earlier
+    release, say), and they are left out of the OpenAPI schema.
+    """
+    copies = []
+    for pattern in urlpatterns:
+        if not isinstance(pattern, URLPattern) or pattern.name is None or pattern.name not in names:
+            continue
+        name, view = names[pattern.name], _unlisted(pattern.callback)
+        if isinstance(pattern.pattern, RegexPattern):
+            copies.append(re_path(str(pattern.pattern.regex.pattern), view, name=name))
+        else:
+            copies.append(path(str(pattern.pattern), view, name=name))
+    return copies
+
+
+def _unlisted(view: Any) -> Any:
     # The same view, built again with no schema: the OpenAPI schema lists a route once.
     actions = getattr(view, "actions", None)
     initkwargs = {**getattr(view, "initkwargs", {}), "schema": None}
     args = (actions,) if actions is not None else ()
-    alias = view.cls.as_view(*args, **initkwargs)  # type: ignore[union-attr]
+    return view.cls.as_view(*args, **initkwargs)
+
+
+def _without_slash(pattern: Any) -> URLPattern | None:
+    view = getattr(pattern, "callback", None)
+    if not isinstance(pattern, URLPattern) or not hasattr(view, "cls"):
+        return None
+    alias = _unlisted(view)
     if isinstance(pattern.pattern, RegexPattern):
         regex = str(pattern.pattern.regex.pattern)
         if regex.endswith("/$") and regex != "^/$":

@@ -19,8 +19,10 @@ from ..values import ActorKind, ActumKind
 __all__ = [
     "ActumSerializer",
     "ActumWriteSerializer",
+    "ChronicumPageSerializer",
     "ChronicumSerializer",
     "ErrorSerializer",
+    "NewChronicumSerializer",
 ]
 
 _KINDS = [kind.value for kind in ActumKind]
@@ -51,6 +53,31 @@ class ChronicumSerializer(serializers.Serializer[Any]):
     last_activity_at = serializers.DateTimeField(read_only=True)
 
 
+# A page, not a list: drf-spectacular would take a list action's answer for an array.
+@extend_schema_serializer(many=False, component_name="ChronicumPage")
+class ChronicumPageSerializer(serializers.Serializer[Any]):
+    """A page of the caller's chronica, latest activity first."""
+
+    results = ChronicumSerializer(many=True, read_only=True)
+    next = serializers.URLField(
+        read_only=True,
+        allow_null=True,
+        help_text="The URL of the next page; null on the last one.",
+    )
+
+
+@extend_schema_serializer(component_name="NewChronicum")
+class NewChronicumSerializer(serializers.Serializer[Any]):
+    """The body that starts a chronicum: `{}` for a new unguessable ID, or the ID wanted."""
+
+    id = serializers.CharField(
+        required=False,
+        allow_null=True,
+        max_length=MAX_LENGTH,
+        help_text="The chronicum ID wanted (no '/'); absent or null: a new unguessable one.",
+    )
+
+
 class ActumSerializer(serializers.Serializer[Any]):
     """An actum as stored: what happened, who did it, and when."""
 
@@ -61,10 +88,22 @@ class ActumSerializer(serializers.Serializer[Any]):
     actor = serializers.CharField(read_only=True)
     content = serializers.CharField(read_only=True)
     at = serializers.DateTimeField(read_only=True)
+    call_id = serializers.CharField(
+        read_only=True,
+        help_text="Ties a tool request to its tool response(s); empty on other kinds.",
+    )
+    # The metaclass takes declared fields off the class, so Serializer.data stays
+    # the property; only the type checker sees a clash.
+    data = serializers.JSONField(  # type: ignore[assignment]
+        read_only=True,
+        allow_null=True,
+        help_text="The structured form of the actum, any JSON value, given back as recorded;"
+        " null when none was given.",
+    )
 
 
 class ActumWriteSerializer(serializers.Serializer[Any]):
-    """The body of a write: one actum. chronica gives its ID and time."""
+    """One actum to record. chronica gives its ID and time."""
 
     kind = KindField()
     actor_kind = ActorKindField()
@@ -74,6 +113,19 @@ class ActumWriteSerializer(serializers.Serializer[Any]):
         allow_blank=True,
         help_text="Required for a message or a thought; may be empty for a tool request or"
         " response.",
+    )
+    call_id = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=MAX_LENGTH,
+        help_text="Only on a tool request or a tool response: the same string on a request and"
+        " on its response(s).",
+    )
+    data = serializers.JSONField(  # type: ignore[assignment]
+        required=False,
+        allow_null=True,
+        help_text="Any JSON value: the structured form of the actum (an agent framework's"
+        " item), given back equal. Absent or null: none.",
     )
 
 

@@ -1,15 +1,16 @@
 """chronica's routes. Include them with ``path("api/", include("chronica.api.urls"))``.
 
 Each route answers with and without its trailing slash. Their names, in the
-``chronica`` namespace: ``chronicum-detail`` and ``chronicum-acta``, each with
-the chronicum's ID as argument.
+``chronica`` namespace: ``chronicum-list`` (no argument), ``chronicum-detail``
+and ``chronicum-acta`` (the chronicum's ID as argument). The names of the
+previous release, ``chronicum`` and ``acta``, still reverse to the same routes.
 """
 
 from __future__ import annotations
 
 from rest_framework.routers import SimpleRouter
 
-from .routers import optional_slash
+from .routers import also_named, optional_slash
 from .views import ChronicumViewSet
 
 app_name = "chronica"
@@ -17,4 +18,7 @@ app_name = "chronica"
 router = SimpleRouter()
 router.register("chronica", ChronicumViewSet, basename="chronicum")
 
-urlpatterns = optional_slash(router.urls)
+urlpatterns = [
+    *optional_slash(router.urls),
+    *also_named(router.urls, {"chronicum-detail": "chronicum", "chronicum-acta": "acta"}),
+]

@@ -1,4 +1,5 @@
-"""The HTTP face of ``chronica.services``: a chronicum, its context window, its writes.
+"""The HTTP face of ``chronica.services``: the caller's chronica (list, start, read,
+delete), the context window of each, a page at a time, and its writes.
 
 ``ChronicumViewSet`` turns HTTP into the arguments of ``chronica.services`` and
 its errors back into HTTP; every rule stays in the services. The owner is
@@ -7,8 +8,9 @@ always ``request.user`` passed through ``CHRONICA["OWNER_ID"]``.
 Register it on a project's own DRF router next to the project's endpoints::
 
     router.register("chronica", ChronicumViewSet, basename="chronicum")
+    urlpatterns = [path("v1/", include(optional_slash(router.urls)))]
 
-or include ``chronica.api.urls``, which does exactly that.
+or include ``chronica.api.urls``, which does exactly that under ``api/``.
 """
 
 from __future__ import annotations
@@ -29,16 +31,21 @@ from rest_framework.settings import api_settings
 from rest_framework.viewsets import ViewSet
 
 from .. import services
+from ..conf import chronica_settings
 from . import schema
 from .errors import PayloadTooLarge, chronica_errors, unreachable_database
 from .inputs import (
-    actum_from_body,
+    WINDOW_PARAMETERS,
+    acta_from_body,
     check_length,
     check_query,
     idempotency_key,
+    listing_limit,
+    new_chronicum_id,
     owner_id,
     window_query,
 )
+from .paging import chronica_page, cursor_for, link_to, position_of, window_page
 from .parsers import StrictJSONParser
 from .serializers import ActumSerializer, ChronicumSerializer
 
@@ -101,7 +108,35 @@ class ChronicumViewSet(ChronicaViewSet):
     # Any ID but one with a slash, dots included (DRF's default refuses dots).
     lookup_value_regex = "[^/]+"
     lookup_value_converter = "str"
-    query_parameters = {"acta": frozenset({"kind", "actor_kind", "last_n"})}
+    query_parameters = {"list": frozenset({"limit", "cursor"}), "acta": WINDOW_PARAMETERS}
+
+    @extend_schema(**schema.LIST_CHRONICA)
+    def list(self, request: Request) -> Response:
+        """The caller's chronica, latest activity first, a page at a time."""
+        owner, limit = owner_id(request), listing_limit(request)
+        cursor = request.query_params.get("cursor")
+        after = None if cursor is None else position_of(cursor, owner)
+        with chronica_errors():
+            page, more = chronica_page(owner, limit, after)
+        return Response(
+            {
+                "results": ChronicumSerializer(page, many=True).data,
+                "next": link_to(request, cursor=cursor_for(page[-1])) if more else None,
+            }
+        )
+
+    @extend_schema(**schema.CREATE_CHRONICUM)
+    def create(self, request: Request) -> Response:
+        """A new, empty chronicum: with the ID the body names, or a new unguessable one."""
+        chronicum_id, owner = new_chronicum_id(request.data), owner_id(request)
+        with chronica_errors():
+            chronicum = services.create_chronicum(owner, chronicum_id)
+        location = self.reverse_action("detail", args=[chronicum.id])
+        return Response(
+            ChronicumSerializer(chronicum).data,
+            status=status.HTTP_201_CREATED,
+            headers={"Location": location},
+        )
 
     @extend_schema(**schema.GET_CHRONICUM)
     def retrieve(self, request: Request, chronicum_id: str) -> Response:
@@ -111,25 +146,46 @@ class ChronicumViewSet(ChronicaViewSet):
             chronicum = services.get_chronicum(owner, chronicum_id)
         return Response(ChronicumSerializer(chronicum).data)
 
+    @extend_schema(**schema.DELETE_CHRONICUM)
+    def destroy(self, request: Request, chronicum_id: str) -> Response:
+        """Delete the chronicum and all its acta, if it is the caller's."""
+        owner = owner_id(request)
+        with chronica_errors():
+            services.delete_chronicum(owner, chronicum_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
     @extend_schema(**schema.GET_ACTA)
     @action(detail=True, methods=["get"], url_path="acta", url_name="acta")
     def acta(self, request: Request, chronicum_id: str) -> Response:
-        """The context window: filtered by kinds and actor kinds, then the last N, oldest
-        first."""
+        """The context window: filtered by kinds and actor kinds, then the newest that fit
+        ``last_n``, ``max_tokens`` and ``CHRONICA["API_MAX_ACTA"]``, oldest first; a
+        ``Link`` header to the older page when there is one."""
         owner, query = owner_id(request), window_query(request)
         with chronica_errors():
-            window = services.get_acta(owner, chronicum_id, **query)
-        return Response(ActumSerializer(window, many=True).data)
+            page, before = window_page(owner, chronicum_id, query, chronica_settings.API_MAX_ACTA)
+        headers = (
+            {} if before is None else {"Link": f'<{link_to(request, before=before)}>; rel="next"'}
+        )
+        return Response(ActumSerializer(page, many=True).data, headers=headers)
 
-    @extend_schema(**schema.POST_ACTUM)
+    @extend_schema(**schema.POST_ACTA)
     @acta.mapping.post
     def record(self, request: Request, chronicum_id: str) -> Response:
-        """Record one actum; a retry with the same Idempotency-Key returns the first."""
-        actum = actum_from_body(chronicum_id, request.data)
+        """Record one actum (a JSON object) or a batch (an array); a retry with the same
+        Idempotency-Key returns what the first stored."""
+        acta = acta_from_body(chronicum_id, request.data)
         owner, key = owner_id(request), idempotency_key(request)
         with chronica_errors():
-            recorded = services.record(owner, [actum], idempotency_key=key)
-        body = ActumSerializer(recorded.acta[0]).data
+            recorded = services.record(owner, acta, idempotency_key=key)
+        # The answer has the request's shape: a replay of a batch by one object
+        # gives its first actum, as services.record_actum does.
+        if isinstance(request.data, list):
+            body = ActumSerializer(recorded.acta, many=True).data
+        else:
+            body = ActumSerializer(recorded.acta[0]).data
         if recorded.replayed:
             return Response(body, status=status.HTTP_200_OK, headers={REPLAYED: "true"})
+        if not recorded.acta:
+            # An empty batch: nothing is written, not even the chronicum.
+            return Response(body, status=status.HTTP_200_OK)
         return Response(body, status=status.HTTP_201_CREATED)
