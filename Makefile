@@ -3,6 +3,8 @@ PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# make demo PORT=8010: where the demo serves; it stops before changing anything if the port is taken.
+PORT ?= 8000
 export PYTHONPATH := $(CURDIR)
 
 .PHONY: demo test venv lint migrations-check test-sqlite test-postgres matrix bench clean
@@ -16,7 +18,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: venv
-	$(BIN)/python manage.py chronica_demo --serve
+	$(BIN)/python manage.py chronica_demo --serve --addrport 127.0.0.1:$(PORT)
 
 test: venv lint migrations-check test-sqlite test-postgres
 

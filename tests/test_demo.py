@@ -19,26 +19,29 @@ from typing import IO, Any
 import pytest
 from django.test import Client
 
-from chronica import services
+from chronica import ChronicumNotFound, services
 from tests import scenario
 from tests.exampleproject import PYTHON, ROOT, environment, stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def run_demo(*args: str) -> str:
+def run_demo(*args: str, check: bool = True, **env: str) -> str:
     done = subprocess.run(
         [PYTHON, "manage.py", "chronica_demo", *args],
         cwd=ROOT,
-        env=environment(),
+        env=environment(**env),
         capture_output=True,
         text=True,
         encoding="utf-8",
         timeout=300,
         check=False,
     )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    if check:
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+    assert done.returncode != 0, done.stdout
+    return done.stderr
 
 
 def window(output: str, agent: str) -> list[tuple[str, str, str]]:
@@ -205,3 +208,45 @@ def test_the_windows_page_shows_each_agent_its_window_and_nobody_else_the_sessio
     client.force_login(rafa)
     assert client.get("/windows/dinner-friday/").status_code == 404
     assert client.get("/windows/no-such-session/").status_code == 404
+
+
+def test_make_demo_serves_on_the_port_given_by_PORT() -> None:
+    done = subprocess.run(
+        ["make", "--dry-run", "--no-print-directory", "demo", "PORT=8010"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (command,) = [line for line in done.stdout.splitlines() if "chronica_demo" in line]
+    assert command.endswith("manage.py chronica_demo --serve --addrport 127.0.0.1:8010")
+
+
+def test_a_second_demo_on_a_busy_port_changes_nothing(settings: Any) -> None:
+    from django.conf import global_settings
+    from django.contrib.auth import authenticate
+
+    settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS
+    first = run_demo(CHRONICA_DEMO_PASSWORD="first-demo-password")
+    with socket.socket() as running:  # the first demo's server, still serving
+        running.bind(("127.0.0.1", 0))
+        running.listen()
+        port = running.getsockname()[1]
+
+        error = run_demo(
+            "--serve",
+            "--addrport",
+            f"127.0.0.1:{port}",
+            check=False,
+            CHRONICA_DEMO_PASSWORD="second-demo-password",
+        )
+
+    assert f"127.0.0.1:{port} is in use" in error
+    assert "Nothing was changed" in error
+    # The running demo's password still signs in, and nothing was recorded again.
+    assert printed(first, "Sign in as demo / ") == "first-demo-password"
+    assert authenticate(username="demo", password="first-demo-password") is not None
+    assert authenticate(username="demo", password="second-demo-password") is None
+    assert len(services.get_acta(demo_owner(), "dinner-friday")) == 8
+    with pytest.raises(ChronicumNotFound):
+        services.get_chronicum(demo_owner(), "dinner-friday-2")

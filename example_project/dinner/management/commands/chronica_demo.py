@@ -7,7 +7,9 @@ each agent's context window, shows a retried reply recorded once, creates the
 
 import itertools
 import os
+import re
 import secrets
+import socket
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -33,6 +35,26 @@ def line(actum: Actum, marked: bool = False) -> str:
     return f"{'▶' if marked else ' '} {actum.kind:<14} {actum.actor:<10} {actum.content}"
 
 
+def check_port_free(addrport: str) -> None:
+    """Raise ``CommandError`` if a server already listens where ``runserver`` would."""
+    match = re.fullmatch(r"(?:\[?(?P<host>[^\]]*?)\]?:)?(?P<port>[0-9]+)", addrport)
+    if match is None:
+        raise CommandError(f"--addrport {addrport!r} is not [host:]port")
+    host, port = match["host"] or "127.0.0.1", int(match["port"])
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    with socket.socket(family, kind, proto) as probe:
+        # As runserver binds: SO_REUSEADDR lets a port in TIME_WAIT count as free,
+        # while a socket that still listens there makes bind() fail.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise CommandError(
+                f"{host}:{port} is in use ({exc.strerror}); is a demo already running there?"
+                " Nothing was changed. Pick another port: make demo PORT=8010"
+            ) from None
+
+
 class Command(BaseCommand):
     help = "Record the dinner-friday session, print each agent's context window, then serve it."
 
@@ -41,6 +63,10 @@ class Command(BaseCommand):
         parser.add_argument("--addrport", default="127.0.0.1:8000", help="Where to serve.")
 
     def handle(self, *args: Any, serve: bool, addrport: str, **options: Any) -> None:
+        if serve:
+            # Before anything else: a second demo next to a running one must fail
+            # without a new password for the running one's user or a second recording.
+            check_port_free(addrport)
         self.say(f"chronica demo on {self.database()}")
         call_command("migrate", interactive=False, verbosity=0)
         self.say("Migrated.")
