@@ -10,18 +10,15 @@ import base64
 import json
 import socket
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 from django.test import Client
 
 from chronica import ChronicumNotFound, services
 from tests import scenario
-from tests.exampleproject import PYTHON, ROOT, environment, stop
+from tests.exampleproject import PYTHON, ROOT, environment, free_port, get, stop, wait_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -116,38 +113,6 @@ def test_running_the_demo_again_records_a_fresh_session_for_the_same_owner(
     password = printed(second, "Sign in as demo / ")
     assert printed(first, "Sign in as demo / ") != password
     assert authenticate(username="demo", password=password) is not None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def get(url: str, **headers: str) -> tuple[int, bytes]:
-    request = urllib.request.Request(url, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
-
-
-def wait_for(url: str, server: subprocess.Popen[bytes], log: IO[str]) -> int:
-    """The status of the first answer from ``url`` once the server listens.
-
-    Waiting for the server to listen is setup, not a measurement: the deadline
-    only stops a server that never starts from hanging the run.
-    """
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            return get(url)[0]
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                pytest.fail(f"the demo server never answered {url}:\n{log.read()}")
-            time.sleep(0.2)
 
 
 def test_serve_answers_the_admin_and_the_api_with_the_printed_credentials(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.urls import NoReverseMatch, reverse
 
 from chronica import Actum, ChronicumNotFound, services
 
@@ -13,9 +14,22 @@ from .scenario import CHRONICUM
 
 
 def index(request: HttpRequest) -> HttpResponse:
-    """Links to the admin, the API and the agents' windows of a session."""
+    """Links to the admin, the API and the agents' windows of a session (``?chronicum=``).
+
+    An ID that no URL can carry (empty, or with a slash) answers 400 and says so;
+    the ID is shown escaped, never as markup.
+    """
     chronicum_id = request.GET.get("chronicum", CHRONICUM)
-    return render(request, "dinner/index.html", {"chronicum_id": chronicum_id})
+    try:
+        links = {
+            "windows": reverse("agent-windows", args=[chronicum_id]),
+            "chronicum": reverse("chronica:chronicum", args=[chronicum_id]),
+            "acta": reverse("chronica:acta", args=[chronicum_id]),
+        }
+    except NoReverseMatch:
+        context = {"chronicum_id": chronicum_id, "links": None}
+        return render(request, "dinner/index.html", context, status=400)
+    return render(request, "dinner/index.html", {"chronicum_id": chronicum_id, "links": links})
 
 
 def _actum(actum: Actum) -> dict[str, Any]:
