@@ -22,9 +22,11 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # sqlite:///rel/path is relative to the repository, wherever manage.py runs from.
     DATABASES["default"]["NAME"] = BASE_DIR / DATABASES["default"]["NAME"]
 
-# A development example served on 127.0.0.1: never deploy these three lines.
+# A development example served on 127.0.0.1: never deploy this secret.
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "example-project-only-not-a-secret")
-DEBUG = os.environ.get("DJANGO_DEBUG", "1") == "1"
+# Off unless asked for (DJANGO_DEBUG=1): with DEBUG on, any error page is a full
+# traceback with the settings, and Django keeps every query in memory.
+DEBUG = os.environ.get("DJANGO_DEBUG") == "1"
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
 
 USE_TZ = True
@@ -44,6 +46,7 @@ INSTALLED_APPS = [
 ]
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -67,6 +70,11 @@ TEMPLATES = [
     }
 ]
 STATIC_URL = "/static/"
+# The admin's, the browsable API's and Swagger UI's files, served by whitenoise
+# with DEBUG off alike under runserver, uvicorn and gunicorn. The example reads
+# them from the installed apps (no collectstatic step); a deployment sets
+# STATIC_ROOT and runs collectstatic instead.
+WHITENOISE_USE_FINDERS = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "admin:login"
 

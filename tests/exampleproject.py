@@ -42,6 +42,7 @@ def environment(**extra: str) -> dict[str, str]:
         "DATABASE_URL": database_url(),
         "PYTHONPATH": str(ROOT),
         "PYTHONIOENCODING": "utf-8",
+        "DJANGO_DEBUG": "0",  # served as deployed, whatever the developer's shell says
         **extra,
     }
 

@@ -128,6 +128,8 @@ def test_serve_answers_the_admin_and_the_api_with_the_printed_credentials(tmp_pa
     try:
         status = wait_for(f"{base}/admin/login/", server, log)
         assert status == 200
+        # DEBUG is off in the demo, and the admin still gets its stylesheet.
+        assert get(f"{base}/static/admin/css/base.css")[0] == 200
 
         status, schema = get(f"{base}/api/schema/", Accept="application/json")
         assert status == 200

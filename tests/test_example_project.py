@@ -5,12 +5,13 @@ Each server runs in a subprocess on this run's test database.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.exampleproject import PYTHON, free_port, get, serving
+from tests.exampleproject import PYTHON, ROOT, environment, free_port, get, serving
 
 pytestmark = [pytest.mark.slow]
 
@@ -65,3 +66,31 @@ def test_gunicorn_serves_the_example_through_wsgi_py(django_db_setup: None, tmp_
         assert get(f"{base}/admin/login/")[0] == 200
         assert get(f"{base}/?chronicum=dinner-friday")[0] == 200
         assert get(f"{base}/?chronicum=a/b")[0] == 400
+
+
+@pytest.mark.parametrize(("variable", "debug"), [("", "False"), ("0", "False"), ("1", "True")])
+def test_debug_is_off_unless_DJANGO_DEBUG_is_1(variable: str, debug: str):
+    env = environment(DJANGO_DEBUG=variable)
+    if not variable:
+        del env["DJANGO_DEBUG"]
+    done = subprocess.run(
+        [PYTHON, "-c", "from django.conf import settings; print(settings.DEBUG)"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == debug
+
+
+def test_with_debug_off_errors_tell_nothing_and_the_admin_keeps_its_styles(uvicorn: str):
+    status, body = get(f"{uvicorn}/no-such-page/")
+    assert status == 404
+    assert b"URLconf" not in body  # DEBUG's page lists every route
+
+    status, css = get(f"{uvicorn}/static/admin/css/base.css")
+    assert status == 200
+    assert b"body" in css
+    status, login = get(f"{uvicorn}/admin/login/")
+    assert b"/static/admin/css/base.css" in login
