@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "chronica",
     "example_project.dinner",
 ]
@@ -58,7 +59,8 @@ ROOT_URLCONF = "example_project.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # Project-wide overrides of third-party templates (drf-spectacular's Redoc page).
+        "DIRS": [BASE_DIR / "example_project" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -97,6 +99,12 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "chronica example API",
     "DESCRIPTION": "The sessions of the signed-in person and the acta their agents recorded.",
     "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,  # the schema's own route is no operation of the API
+    # Swagger UI and Redoc from the installed drf-spectacular-sidecar, not from a CDN:
+    # the docs pages work on a machine with no internet.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
