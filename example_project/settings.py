@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",  # the person's token, for agents that run as services
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "chronica",
@@ -89,6 +90,10 @@ CHRONICA = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Agent services: "Authorization: Token <key>" of the person they work for.
+        # First, so that a request without credentials is challenged for a token (401).
+        "rest_framework.authentication.TokenAuthentication",
+        # People in a browser: the admin's or the browsable API's sign-in.
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.BasicAuthentication",
     ],

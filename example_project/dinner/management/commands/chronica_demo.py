@@ -16,6 +16,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
+from rest_framework.authtoken.models import Token
 
 from chronica import Actum, ChronicumNotFound, services
 from example_project.dinner.agents import AGENTS, owner_id_of
@@ -72,6 +73,7 @@ class Command(BaseCommand):
         self.say("Migrated.")
 
         user, password = self.demo_superuser()
+        token = Token.objects.get_or_create(user=user)[0].key
         owner_id = owner_id_of(user)
         self.say(f"Owner: {owner_id!r}, the demo user through CHRONICA['OWNER_ID'].\n")
 
@@ -101,6 +103,12 @@ class Command(BaseCommand):
         self.say(f"Sign in as {DEMO_USERNAME} / {password}")
         for path, label in links:
             self.say(f"  http://{host}/{path:<{width}}  {label}")
+        self.say(
+            f"Agent services write into {DEMO_USERNAME}'s sessions with its API token:\n"
+            f"  Authorization: Token {token}\n"
+            f"  python -m example_project.dinner.http_agent --api http://{host}/api/"
+            f" --token {token} --chronicum {chronicum_id}"
+        )
         if serve:
             call_command("runserver", addrport, use_reloader=False)
 
