@@ -95,9 +95,20 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         # People in a browser: the admin's or the browsable API's sign-in.
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        # No BasicAuthentication: it runs the password hasher (~0.5 s of CPU) on every
+        # request, for any username, so a few clients with wrong passwords stall the rest.
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Per signed-in person and per anonymous address, counted in the default cache (one
+    # process's memory here; a deployment with several workers points it at Redis).
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.UserRateThrottle",
+        "rest_framework.throttling.AnonRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": os.environ.get("DJANGO_THROTTLE_USER", "1200/minute"),
+        "anon": os.environ.get("DJANGO_THROTTLE_ANON", "60/minute"),
+    },
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {

@@ -8,6 +8,7 @@ process, both on this run's test database.
 
 from __future__ import annotations
 
+import base64
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -112,3 +113,39 @@ def test_a_wrong_token_is_refused_with_a_challenge(api: str, dinner_friday: str)
 
     assert status == 401
     assert b"Invalid token" in body
+
+
+@pytest.fixture
+def throttled_api(tmp_path: Path) -> Iterator[str]:
+    """example_project with rates low enough to reach in a test."""
+    port = free_port()
+    command = [PYTHON, "-m", "uvicorn", "example_project.asgi:application", "--port", str(port)]
+    env = environment(DJANGO_THROTTLE_USER="3/minute", DJANGO_THROTTLE_ANON="2/minute")
+    with serving(
+        [*command, "--host", "127.0.0.1"], port, tmp_path / "uvicorn.log", env=env
+    ) as base:
+        yield f"{base}/api/"
+
+
+def test_a_person_over_the_rate_is_told_to_wait(throttled_api: str, dinner_friday: str) -> None:
+    url = f"{throttled_api}chronica/{scenario.CHRONICUM}/"
+    token = token_of("ardian")
+
+    answers = [get(url, Authorization=f"Token {token}")[0] for _ in range(4)]
+
+    assert answers == [200, 200, 200, 429]
+
+
+def test_anonymous_callers_are_throttled_by_address(throttled_api: str) -> None:
+    schema = f"{throttled_api}schema/"
+
+    assert [get(schema)[0] for _ in range(3)] == [200, 200, 429]
+
+
+def test_basic_authentication_is_not_offered(api: str, dinner_friday: str) -> None:
+    # A password check per request is the cost that let wrong passwords stall everyone.
+    basic = base64.b64encode(b"ardian:ardian-password").decode()
+
+    status, _ = get(f"{api}chronica/{scenario.CHRONICUM}/", Authorization=f"Basic {basic}")
+
+    assert status == 401

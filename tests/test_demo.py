@@ -6,7 +6,6 @@ the way ``make demo`` runs it on .demo/db.sqlite3 or on DATABASE_URL.
 
 from __future__ import annotations
 
-import base64
 import json
 import socket
 import subprocess
@@ -115,7 +114,7 @@ def test_running_the_demo_again_records_a_fresh_session_for_the_same_owner(
     assert authenticate(username="demo", password=password) is not None
 
 
-def test_serve_answers_the_admin_and_the_api_with_the_printed_credentials(tmp_path: Path) -> None:
+def test_serve_answers_the_admin_and_the_api_with_the_printed_token(tmp_path: Path) -> None:
     base = f"http://127.0.0.1:{free_port()}"
     log = (tmp_path / "demo.log").open("w+", encoding="utf-8")
     server = subprocess.Popen(
@@ -136,12 +135,11 @@ def test_serve_answers_the_admin_and_the_api_with_the_printed_credentials(tmp_pa
         assert any(path.startswith("/api/chronica/") for path in json.loads(schema)["paths"])
 
         log.seek(0)
-        password = printed(log.read(), "Sign in as demo / ")
-        basic = base64.b64encode(f"demo:{password}".encode()).decode()
+        token = printed(log.read(), "  Authorization: Token ")
         status, body = get(
             f"{base}/api/chronica/dinner-friday/acta/?kind=message&last_n=3",
             Accept="application/json",
-            Authorization=f"Basic {basic}",
+            Authorization=f"Token {token}",
         )
         assert status == 200
         # After the demo, booking's next window ends with its own reply, once.
