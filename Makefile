@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: demo test venv lint migrations-check test-sqlite test-postgres matrix bench clean
+.PHONY: demo test venv chromium lint migrations-check test-sqlite test-postgres matrix bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,11 +30,16 @@ lint: venv
 migrations-check: venv
 	DJANGO_SETTINGS_MODULE=tests.settings $(BIN)/django-admin makemigrations --check --dry-run
 
-test-sqlite: venv
-	bash scripts/ensure-chromium.sh
+# The browser tests drive Debian's Chromium; say so before apt-get runs.
+chromium:
+	@echo "Browser tests: Debian's chromium and chromium-driver; scripts/ensure-chromium.sh"
+	@echo "  installs them with apt-get if missing (CHRONICA_NO_APT=1: never; the tests then skip)."
+	@bash scripts/ensure-chromium.sh
+
+test-sqlite: venv chromium
 	CHRONICA_TEST_DB=sqlite $(BIN)/python -m pytest
 
-test-postgres: venv
+test-postgres: venv chromium
 	@if [ "$$CHRONICA_SKIP_POSTGRES" = "1" ]; then \
 		echo "SKIPPED: the PostgreSQL run (CHRONICA_SKIP_POSTGRES=1 was set on purpose)"; \
 	else \
