@@ -17,7 +17,16 @@ from django.test import Client
 
 from chronica import ChronicumNotFound, services
 from tests import scenario
-from tests.exampleproject import PYTHON, ROOT, environment, free_port, get, stop, wait_for
+from tests.exampleproject import (
+    PYTHON,
+    ROOT,
+    database_url,
+    environment,
+    free_port,
+    get,
+    stop,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -215,3 +224,26 @@ def test_a_second_demo_on_a_busy_port_changes_nothing(settings: Any) -> None:
     assert len(services.get_acta(demo_owner(), "dinner-friday")) == 8
     with pytest.raises(ChronicumNotFound):
         services.get_chronicum(demo_owner(), "dinner-friday-2")
+
+
+def test_on_postgresql_the_demo_creates_a_database_of_its_own() -> None:
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the PostgreSQL demo runs on the PostgreSQL run (CHRONICA_TEST_DB=postgres)")
+    name = f"{connection.settings_dict['NAME']}_demo"
+    url = database_url().rsplit("/", 1)[0] + f"/{name}"
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(name)}")
+    try:
+        first = run_demo(DATABASE_URL=url)
+        again = run_demo(DATABASE_URL=url)
+    finally:
+        with connection._nodb_cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(name)}")
+
+    assert f"chronica demo on PostgreSQL database {name!r}" in first
+    assert f"Created the database {name!r}." in first
+    assert "dinner-friday holds 8 acta" in first
+    assert "Created the database" not in again
+    assert "dinner-friday-2 holds 8 acta" in again

@@ -69,6 +69,7 @@ class Command(BaseCommand):
             # without a new password for the running one's user or a second recording.
             check_port_free(addrport)
         self.say(f"chronica demo on {self.database()}")
+        self.create_database_if_missing()
         call_command("migrate", interactive=False, verbosity=0)
         self.say("Migrated.")
 
@@ -121,6 +122,19 @@ class Command(BaseCommand):
             return f"SQLite {name}"
         host = connection.settings_dict.get("HOST") or "localhost"
         return f"{connection.display_name} database {name!r} at {host}"
+
+    def create_database_if_missing(self) -> None:
+        """On PostgreSQL, create the database DATABASE_URL names if there is none yet."""
+        if connection.vendor != "postgresql":
+            return
+        name = connection.settings_dict["NAME"]
+        # Django's own way in before the named database exists (its test runner's):
+        # the server's maintenance database, with the same credentials.
+        with connection._nodb_cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+            if cursor.fetchone() is None:
+                cursor.execute(f"CREATE DATABASE {connection.ops.quote_name(name)}")
+                self.say(f"Created the database {name!r}.")
 
     def demo_superuser(self) -> tuple[Any, str]:
         """The ``demo`` superuser, created or given a new password on every run."""
