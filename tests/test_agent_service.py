@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from chronica import services
-from example_project.dinner.agents import owner_id_of
 from tests import scenario
 from tests.exampleproject import PYTHON, ROOT, environment, free_port, get, serving
 
@@ -66,7 +65,7 @@ def agent(api: str, token: str, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def dinner_friday(ardian: Any) -> str:
     """ardian's dinner-friday with its seven acta; ardian's owner ID."""
-    owner_id = owner_id_of(ardian)
+    owner_id = services.owner_id_for(ardian)
     for actum in scenario.acta():
         services.record_actum(owner_id, actum)
     return owner_id

@@ -19,7 +19,7 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from chronica import Actum, ChronicumNotFound, services
-from example_project.dinner.agents import AGENTS, owner_id_of
+from example_project.dinner.agents import AGENTS
 from example_project.dinner.scenario import (
     BOOKING_REPLY_KEY,
     BOOKING_REPLY_REWORDED,
@@ -75,8 +75,9 @@ class Command(BaseCommand):
 
         user, password = self.demo_superuser()
         token = Token.objects.get_or_create(user=user)[0].key
-        owner_id = owner_id_of(user)
-        self.say(f"Owner: {owner_id!r}, the demo user through CHRONICA['OWNER_ID'].\n")
+        # The owner the API will see when demo signs in: one mapping for both.
+        owner_id = services.owner_id_for(user)
+        self.say(f"Owner: {owner_id!r}, the demo user through services.owner_id_for.\n")
 
         chronicum_id, recorded = self.record_seven(owner_id)
         for agent in AGENTS:
