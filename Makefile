@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: demo test venv chromium lint migrations-check test-sqlite test-postgres matrix bench clean
+.PHONY: demo test dist venv chromium lint migrations-check test-sqlite test-postgres matrix bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,11 @@ demo: venv
 	$(BIN)/python manage.py chronica_demo --serve --addrport 127.0.0.1:$(PORT)
 
 test: venv lint migrations-check test-sqlite test-postgres
+
+# dist/chronica-<version>.tar.gz and the wheel built from it (README: "Install into your project").
+dist: venv
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
 
 lint: venv
 	$(BIN)/ruff check .
