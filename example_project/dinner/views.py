@@ -25,8 +25,8 @@ def index(request: HttpRequest) -> HttpResponse:
     try:
         links = {
             "windows": reverse("agent-windows", args=[chronicum_id]),
-            "chronicum": reverse("chronica:chronicum", args=[chronicum_id]),
-            "acta": reverse("chronica:acta", args=[chronicum_id]),
+            "chronicum": reverse("chronica:chronicum-detail", args=[chronicum_id]),
+            "acta": reverse("chronica:chronicum-acta", args=[chronicum_id]),
         }
     except NoReverseMatch:
         context = {"chronicum_id": chronicum_id, "links": None}
