@@ -32,7 +32,7 @@ DEMO_USERNAME = "demo"
 
 
 def line(actum: Actum, marked: bool = False) -> str:
-    """One actum the way the seed prints it: kind, actor, content; ``▶`` if in the window."""
+    """One actum as a line: kind, actor, content; ``▶`` if in the window."""
     return f"{'▶' if marked else ' '} {actum.kind:<14} {actum.actor:<10} {actum.content}"
 
 
