@@ -3,9 +3,11 @@ PYTHON ?= python3.11
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# make demo PORT=8010: where the demo serves; it stops before changing anything if the port is taken.
+PORT ?= 8000
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: demo test venv lint migrations-check test-sqlite test-postgres matrix bench clean
+.PHONY: demo test dist venv chromium lint migrations-check test-sqlite test-postgres matrix bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,9 +18,14 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: venv
-	$(BIN)/python manage.py chronica_demo --serve
+	$(BIN)/python manage.py chronica_demo --serve --addrport 127.0.0.1:$(PORT)
 
 test: venv lint migrations-check test-sqlite test-postgres
+
+# dist/chronica-<version>.tar.gz and the wheel built from it (README: "Install into your project").
+dist: venv
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
 
 lint: venv
 	$(BIN)/ruff check .
@@ -28,11 +35,16 @@ lint: venv
 migrations-check: venv
 	DJANGO_SETTINGS_MODULE=tests.settings $(BIN)/django-admin makemigrations --check --dry-run
 
-test-sqlite: venv
-	bash scripts/ensure-chromium.sh
+# The browser tests drive Debian's Chromium; say so before apt-get runs.
+chromium:
+	@echo "Browser tests: Debian's chromium and chromium-driver; scripts/ensure-chromium.sh"
+	@echo "  installs them with apt-get if missing (CHRONICA_NO_APT=1: never; the tests then skip)."
+	@bash scripts/ensure-chromium.sh
+
+test-sqlite: venv chromium
 	CHRONICA_TEST_DB=sqlite $(BIN)/python -m pytest
 
-test-postgres: venv
+test-postgres: venv chromium
 	@if [ "$$CHRONICA_SKIP_POSTGRES" = "1" ]; then \
 		echo "SKIPPED: the PostgreSQL run (CHRONICA_SKIP_POSTGRES=1 was set on purpose)"; \
 	else \

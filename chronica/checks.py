@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -37,11 +38,39 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
                 id="chronica.E002",
             )
         )
+    store: Callable[..., Any] | None = None
     for name, check_id in (("STORE", "chronica.E003"), ("OWNER_ID", "chronica.E005")):
         try:
-            _resolve(name, value.get(name, DEFAULTS[name]))
+            resolved = _resolve(name, value.get(name, DEFAULTS[name]))
         except ImproperlyConfigured as exc:
             errors.append(Error(str(exc), id=check_id))
-    if not isinstance(value.get("STORE_OPTIONS", {}), Mapping):
+        else:
+            if name == "STORE":
+                store = resolved
+    options = value.get("STORE_OPTIONS", {})
+    if not isinstance(options, Mapping):
         errors.append(Error("CHRONICA['STORE_OPTIONS'] must be a dict.", id="chronica.E004"))
+    elif store is not None:
+        errors.extend(_check_store_options(store, options))
     return errors
+
+
+def _check_store_options(store: Callable[..., Any], options: Mapping[Any, Any]) -> list[Error]:
+    """E006: the store's signature refuses the options; found here, not at the first request."""
+    try:
+        signature = inspect.signature(store)
+    except (TypeError, ValueError):
+        return []  # no signature to read (a builtin): building the store will tell
+    try:
+        signature.bind(**options)
+    except TypeError as exc:
+        name = getattr(store, "__qualname__", repr(store))
+        return [
+            Error(
+                f"CHRONICA['STORE_OPTIONS'] {dict(options)!r} do not fit CHRONICA['STORE']"
+                f" {name}: {exc}.",
+                hint=f"{name} takes {signature}.",
+                id="chronica.E006",
+            )
+        ]
+    return []

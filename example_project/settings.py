@@ -22,9 +22,11 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # sqlite:///rel/path is relative to the repository, wherever manage.py runs from.
     DATABASES["default"]["NAME"] = BASE_DIR / DATABASES["default"]["NAME"]
 
-# A development example served on 127.0.0.1: never deploy these three lines.
+# A development example served on 127.0.0.1: never deploy this secret.
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "example-project-only-not-a-secret")
-DEBUG = os.environ.get("DJANGO_DEBUG", "1") == "1"
+# Off unless asked for (DJANGO_DEBUG=1): with DEBUG on, any error page is a full
+# traceback with the settings, and Django keeps every query in memory.
+DEBUG = os.environ.get("DJANGO_DEBUG") == "1"
 ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
 
 USE_TZ = True
@@ -38,12 +40,15 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",  # the person's token, for agents that run as services
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "chronica",
     "example_project.dinner",
 ]
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -55,7 +60,8 @@ ROOT_URLCONF = "example_project.urls"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # Project-wide overrides of third-party templates (drf-spectacular's Redoc page).
+        "DIRS": [BASE_DIR / "example_project" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -67,6 +73,11 @@ TEMPLATES = [
     }
 ]
 STATIC_URL = "/static/"
+# The admin's, the browsable API's and Swagger UI's files, served by whitenoise
+# with DEBUG off alike under runserver, uvicorn and gunicorn. The example reads
+# them from the installed apps (no collectstatic step); a deployment sets
+# STATIC_ROOT and runs collectstatic instead.
+WHITENOISE_USE_FINDERS = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LOGIN_URL = "admin:login"
 
@@ -79,16 +90,37 @@ CHRONICA = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Agent services: "Authorization: Token <key>" of the person they work for.
+        # First, so that a request without credentials is challenged for a token (401).
+        "rest_framework.authentication.TokenAuthentication",
+        # People in a browser: the admin's or the browsable API's sign-in.
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.BasicAuthentication",
+        # No BasicAuthentication: it runs the password hasher (~0.5 s of CPU) on every
+        # request, for any username, so a few clients with wrong passwords stall the rest.
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Per signed-in person and per anonymous address, counted in the default cache (one
+    # process's memory here; a deployment with several workers points it at Redis).
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.UserRateThrottle",
+        "rest_framework.throttling.AnonRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": os.environ.get("DJANGO_THROTTLE_USER", "1200/minute"),
+        "anon": os.environ.get("DJANGO_THROTTLE_ANON", "60/minute"),
+    },
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "chronica example API",
     "DESCRIPTION": "The sessions of the signed-in person and the acta their agents recorded.",
     "VERSION": "0.1.0",
+    "SERVE_INCLUDE_SCHEMA": False,  # the schema's own route is no operation of the API
+    # Swagger UI and Redoc from the installed drf-spectacular-sidecar, not from a CDN:
+    # the docs pages work on a machine with no internet.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")

@@ -9,6 +9,7 @@ from example_project.dinner import views
 urlpatterns = [
     path("", views.index, name="index"),
     path("windows/<str:chronicum_id>/", views.agent_windows, name="agent-windows"),
+    path("windows/<str:chronicum_id>/hold/", views.hold_the_table, name="hold-the-table"),
     path("admin/", admin.site.urls),
     path("api/", include("chronica.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -5,6 +5,7 @@
 set -uo pipefail
 
 if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
+    echo "ensure-chromium: found /usr/bin/chromium and /usr/bin/chromedriver"
     exit 0
 fi
 
@@ -17,6 +18,7 @@ fail() {
     exit 0
 }
 
+[ "${CHRONICA_NO_APT:-}" = "1" ] && fail "chromium is missing and CHRONICA_NO_APT=1 forbids apt-get"
 command -v apt-get >/dev/null 2>&1 || fail "apt-get not found, cannot install chromium"
 SUDO=()
 if [ "$(id -u)" -ne 0 ]; then

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 from urllib.parse import quote
 
+import pytest
 from django.db import connection
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,6 +42,7 @@ def environment(**extra: str) -> dict[str, str]:
         "DATABASE_URL": database_url(),
         "PYTHONPATH": str(ROOT),
         "PYTHONIOENCODING": "utf-8",
+        "DJANGO_DEBUG": "0",  # served as deployed, whatever the developer's shell says
         **extra,
     }
 
@@ -49,3 +58,63 @@ def stop(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def get(url: str, **headers: str) -> tuple[int, bytes]:
+    """``(status, body)`` of a GET; an HTTP error status is an answer, not an exception."""
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def wait_for(url: str, server: subprocess.Popen[bytes], log: IO[str]) -> int:
+    """The status of the first answer from ``url`` once the server listens.
+
+    Waiting for the server to listen is setup, not a measurement: the deadline
+    only stops a server that never starts from hanging the run.
+    """
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            return get(url)[0]
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                pytest.fail(f"the server never answered {url}:\n{log.read()}")
+            time.sleep(0.2)
+
+
+@contextmanager
+def serving(
+    command: Sequence[str],
+    port: int,
+    log_path: Path,
+    *,
+    cwd: Path = ROOT,
+    env: Mapping[str, str] | None = None,
+    ready: str = "/admin/login/",
+) -> Iterator[str]:
+    """Run a server command that listens on ``port``; yield its base URL once ``ready`` answers."""
+    base = f"http://127.0.0.1:{port}"
+    with log_path.open("w+", encoding="utf-8") as log:
+        server = subprocess.Popen(
+            list(command),
+            cwd=cwd,
+            env=dict(env) if env is not None else environment(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            wait_for(f"{base}{ready}", server, log)
+            yield base
+        finally:
+            stop(server)

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "rest_framework.authtoken",  # example_project's agents sign in with a person's token
     "drf_spectacular",
     "chronica",
 ]

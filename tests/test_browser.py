@@ -1,4 +1,8 @@
-"""A real Chromium signs in to the admin and reads dinner-friday's transcript.
+"""A real Chromium signs in to the admin and reads dinner-friday's transcript, and
+reads the API's operations in Swagger UI and Redoc served by example_project.
+
+The browser has no way out but to 127.0.0.1 (its proxy is a closed port), so a
+page that loads anything from the internet fails here as it would offline.
 
 Debian's chromium and chromium-driver are installed by scripts/ensure-chromium.sh
 (``make test`` runs it). Where they are missing the test skips and says why,
@@ -18,6 +22,7 @@ import pytest
 from chronica import services
 
 from . import scenario
+from .exampleproject import PYTHON, free_port, serving
 from .scenario import CHRONICUM, OWNER
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -54,6 +59,8 @@ def browser() -> Iterator[object]:
         "--disable-sync",
         "--no-first-run",
         f"--user-data-dir={profile}",
+        # Everything but loopback goes to a proxy that is not there: offline.
+        "--proxy-server=http://127.0.0.1:9",
         "--window-size=1280,1800",
     ):
         options.add_argument(flag)
@@ -102,3 +109,67 @@ def test_an_operator_reads_dinner_friday_in_the_admin(browser, live_server, djan
 
     SCREENSHOT.parent.mkdir(exist_ok=True)
     assert browser.save_screenshot(str(SCREENSHOT))
+
+
+@pytest.fixture
+def example_server(tmp_path: Path) -> Iterator[str]:
+    """example_project under uvicorn, with DEBUG off as it would be deployed."""
+    port = free_port()
+    command = [PYTHON, "-m", "uvicorn", "example_project.asgi:application", "--port", str(port)]
+    with serving([*command, "--host", "127.0.0.1"], port, tmp_path / "uvicorn.log") as base:
+        yield base
+
+
+def loaded_from(browser) -> set[str]:
+    """The origins the current page loaded its code, styles, fonts and data from.
+
+    Images are left out: Redoc's sidebar badge is an image on its maker's site,
+    missing offline and harmless.
+    """
+    entries = browser.execute_script(
+        "return performance.getEntriesByType('resource')"
+        ".filter(e => e.initiatorType !== 'img').map(e => e.name)"
+    )
+    return {"/".join(url.split("/")[:3]) for url in [browser.current_url, *entries]}
+
+
+ACTA_PATH = "/api/chronica/{chronicum_id}/acta/"
+
+
+def test_swagger_ui_shows_the_api_operations_offline(browser, example_server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(f"{example_server}/api/docs/")
+    # A deadline for a page that never renders, not a measurement.
+    WebDriverWait(browser, 60).until(
+        expected_conditions.presence_of_element_located((By.CSS_SELECTOR, ".opblock"))
+    )
+
+    operations = {
+        (
+            block.find_element(By.CLASS_NAME, "opblock-summary-method").text,
+            block.find_element(By.CLASS_NAME, "opblock-summary-path").get_attribute("data-path"),
+        )
+        for block in browser.find_elements(By.CSS_SELECTOR, ".opblock")
+    }
+    assert {("GET", ACTA_PATH), ("POST", ACTA_PATH)} <= operations
+    assert loaded_from(browser) == {example_server}
+    assert browser.save_screenshot(str(SCREENSHOT.with_name("swagger-ui.png")))
+
+
+def test_redoc_shows_the_api_operations_offline(browser, example_server):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(f"{example_server}/api/redoc/")
+    WebDriverWait(browser, 60).until(
+        expected_conditions.presence_of_element_located(
+            (By.CSS_SELECTOR, "[data-section-id^='operation/']")
+        )
+    )
+
+    assert ACTA_PATH in browser.find_element(By.TAG_NAME, "body").text
+    assert loaded_from(browser) == {example_server}

@@ -87,7 +87,7 @@ def celery_app(redis_url: str) -> Iterator[object]:
     """example_project's Celery app, sending to the test's Redis from this process."""
     from example_project.celery import app
 
-    saved = {key: app.conf[key] for key in ("broker_url", "result_backend")}
+    saved = {key: app.conf[key] for key in ("broker_url", "result_backend", "task_default_queue")}
     app.conf.update(broker_url=redis_url, result_backend=redis_url)
     try:
         yield app
@@ -145,3 +145,29 @@ def test_two_tasks_are_two_replies(queue: tuple[str, Path], celery_app: object) 
     # The key is the task's, not the content's: two tasks, two acta.
     acta = services.get_acta(scenario.OWNER, scenario.CHRONICUM, actor_kinds=["agent"])
     assert [a.content for a in acta] == list(replies)
+
+
+def test_a_view_hands_the_reply_to_a_worker_with_the_owner_it_computed(
+    queue: tuple[str, Path], celery_app: Any, client: Any, settings: Any, ardian: Any, rafa: Any
+) -> None:
+    from celery.result import AsyncResult
+
+    name, log_path = queue
+    celery_app.conf.task_default_queue = name  # what the view's .delay() sends to
+    settings.ROOT_URLCONF = "example_project.urls"
+    owner_id = services.owner_id_for(ardian)
+    for actum in scenario.acta():
+        services.record_actum(owner_id, actum)
+
+    client.force_login(rafa)
+    assert client.post(f"/windows/{scenario.CHRONICUM}/hold/").status_code == 404
+    client.force_login(ardian)
+    response = client.post(f"/windows/{scenario.CHRONICUM}/hold/")
+
+    assert response.status_code == 202
+    stored_id = answer(AsyncResult(response.json()["task_id"], app=celery_app), log_path)
+    # The worker had no request: the owner it wrote for is the string the view computed.
+    acta = services.get_acta(owner_id, scenario.CHRONICUM)
+    assert [(a.id, a.actor, a.content) for a in acta[7:]] == [
+        (stored_id, "booking", scenario.BOOKING_REPLY)
+    ]

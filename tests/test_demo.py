@@ -6,39 +6,47 @@ the way ``make demo`` runs it on .demo/db.sqlite3 or on DATABASE_URL.
 
 from __future__ import annotations
 
-import base64
 import json
 import socket
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 from django.test import Client
 
-from chronica import services
+from chronica import ChronicumNotFound, services
 from tests import scenario
-from tests.exampleproject import PYTHON, ROOT, environment, stop
+from tests.exampleproject import (
+    PYTHON,
+    ROOT,
+    database_url,
+    environment,
+    free_port,
+    get,
+    stop,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 
-def run_demo(*args: str) -> str:
+def run_demo(*args: str, check: bool = True, **env: str) -> str:
     done = subprocess.run(
         [PYTHON, "manage.py", "chronica_demo", *args],
         cwd=ROOT,
-        env=environment(),
+        env=environment(**env),
         capture_output=True,
         text=True,
         encoding="utf-8",
         timeout=300,
         check=False,
     )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    if check:
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+    assert done.returncode != 0, done.stdout
+    return done.stderr
 
 
 def window(output: str, agent: str) -> list[tuple[str, str, str]]:
@@ -115,39 +123,7 @@ def test_running_the_demo_again_records_a_fresh_session_for_the_same_owner(
     assert authenticate(username="demo", password=password) is not None
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def get(url: str, **headers: str) -> tuple[int, bytes]:
-    request = urllib.request.Request(url, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
-
-
-def wait_for(url: str, server: subprocess.Popen[bytes], log: IO[str]) -> int:
-    """The status of the first answer from ``url`` once the server listens.
-
-    Waiting for the server to listen is setup, not a measurement: the deadline
-    only stops a server that never starts from hanging the run.
-    """
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            return get(url)[0]
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                pytest.fail(f"the demo server never answered {url}:\n{log.read()}")
-            time.sleep(0.2)
-
-
-def test_serve_answers_the_admin_and_the_api_with_the_printed_credentials(tmp_path: Path) -> None:
+def test_serve_answers_the_admin_and_the_api_with_the_printed_token(tmp_path: Path) -> None:
     base = f"http://127.0.0.1:{free_port()}"
     log = (tmp_path / "demo.log").open("w+", encoding="utf-8")
     server = subprocess.Popen(
@@ -160,18 +136,19 @@ def test_serve_answers_the_admin_and_the_api_with_the_printed_credentials(tmp_pa
     try:
         status = wait_for(f"{base}/admin/login/", server, log)
         assert status == 200
+        # DEBUG is off in the demo, and the admin still gets its stylesheet.
+        assert get(f"{base}/static/admin/css/base.css")[0] == 200
 
         status, schema = get(f"{base}/api/schema/", Accept="application/json")
         assert status == 200
         assert any(path.startswith("/api/chronica/") for path in json.loads(schema)["paths"])
 
         log.seek(0)
-        password = printed(log.read(), "Sign in as demo / ")
-        basic = base64.b64encode(f"demo:{password}".encode()).decode()
+        token = printed(log.read(), "  Authorization: Token ")
         status, body = get(
             f"{base}/api/chronica/dinner-friday/acta/?kind=message&last_n=3",
             Accept="application/json",
-            Authorization=f"Basic {basic}",
+            Authorization=f"Token {token}",
         )
         assert status == 200
         # After the demo, booking's next window ends with its own reply, once.
@@ -205,3 +182,68 @@ def test_the_windows_page_shows_each_agent_its_window_and_nobody_else_the_sessio
     client.force_login(rafa)
     assert client.get("/windows/dinner-friday/").status_code == 404
     assert client.get("/windows/no-such-session/").status_code == 404
+
+
+def test_make_demo_serves_on_the_port_given_by_PORT() -> None:
+    done = subprocess.run(
+        ["make", "--dry-run", "--no-print-directory", "demo", "PORT=8010"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (command,) = [line for line in done.stdout.splitlines() if "chronica_demo" in line]
+    assert command.endswith("manage.py chronica_demo --serve --addrport 127.0.0.1:8010")
+
+
+def test_a_second_demo_on_a_busy_port_changes_nothing(settings: Any) -> None:
+    from django.conf import global_settings
+    from django.contrib.auth import authenticate
+
+    settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS
+    first = run_demo(CHRONICA_DEMO_PASSWORD="first-demo-password")
+    with socket.socket() as running:  # the first demo's server, still serving
+        running.bind(("127.0.0.1", 0))
+        running.listen()
+        port = running.getsockname()[1]
+
+        error = run_demo(
+            "--serve",
+            "--addrport",
+            f"127.0.0.1:{port}",
+            check=False,
+            CHRONICA_DEMO_PASSWORD="second-demo-password",
+        )
+
+    assert f"127.0.0.1:{port} is in use" in error
+    assert "Nothing was changed" in error
+    # The running demo's password still signs in, and nothing was recorded again.
+    assert printed(first, "Sign in as demo / ") == "first-demo-password"
+    assert authenticate(username="demo", password="first-demo-password") is not None
+    assert authenticate(username="demo", password="second-demo-password") is None
+    assert len(services.get_acta(demo_owner(), "dinner-friday")) == 8
+    with pytest.raises(ChronicumNotFound):
+        services.get_chronicum(demo_owner(), "dinner-friday-2")
+
+
+def test_on_postgresql_the_demo_creates_a_database_of_its_own() -> None:
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the PostgreSQL demo runs on the PostgreSQL run (CHRONICA_TEST_DB=postgres)")
+    name = f"{connection.settings_dict['NAME']}_demo"
+    url = database_url().rsplit("/", 1)[0] + f"/{name}"
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(name)}")
+    try:
+        first = run_demo(DATABASE_URL=url)
+        again = run_demo(DATABASE_URL=url)
+    finally:
+        with connection._nodb_cursor() as cursor:
+            cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(name)}")
+
+    assert f"chronica demo on PostgreSQL database {name!r}" in first
+    assert f"Created the database {name!r}." in first
+    assert "dinner-friday holds 8 acta" in first
+    assert "Created the database" not in again
+    assert "dinner-friday-2 holds 8 acta" in again

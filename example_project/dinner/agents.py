@@ -60,10 +60,3 @@ AGENTS = (
         last_n=3,
     ),
 )
-
-
-def owner_id_of(user: object) -> str:
-    """The owner chronica's API would use for ``user``: ``CHRONICA['OWNER_ID']``."""
-    from chronica.conf import chronica_settings
-
-    return chronica_settings.owner_id_function()(user)

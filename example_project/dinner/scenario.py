@@ -1,4 +1,4 @@
-"""The seed's dinner-friday session, as the person and the three agents write it.
+"""The dinner-friday session, as the person and the three agents write it.
 
 A copy of the scenario chronica's own tests use: an example app keeps its data.
 """

@@ -7,16 +7,19 @@ each agent's context window, shows a retried reply recorded once, creates the
 
 import itertools
 import os
+import re
 import secrets
+import socket
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
+from rest_framework.authtoken.models import Token
 
 from chronica import Actum, ChronicumNotFound, services
-from example_project.dinner.agents import AGENTS, owner_id_of
+from example_project.dinner.agents import AGENTS
 from example_project.dinner.scenario import (
     BOOKING_REPLY_KEY,
     BOOKING_REPLY_REWORDED,
@@ -29,8 +32,28 @@ DEMO_USERNAME = "demo"
 
 
 def line(actum: Actum, marked: bool = False) -> str:
-    """One actum the way the seed prints it: kind, actor, content; ``▶`` if in the window."""
+    """One actum as a line: kind, actor, content; ``▶`` if in the window."""
     return f"{'▶' if marked else ' '} {actum.kind:<14} {actum.actor:<10} {actum.content}"
+
+
+def check_port_free(addrport: str) -> None:
+    """Raise ``CommandError`` if a server already listens where ``runserver`` would."""
+    match = re.fullmatch(r"(?:\[?(?P<host>[^\]]*?)\]?:)?(?P<port>[0-9]+)", addrport)
+    if match is None:
+        raise CommandError(f"--addrport {addrport!r} is not [host:]port")
+    host, port = match["host"] or "127.0.0.1", int(match["port"])
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    with socket.socket(family, kind, proto) as probe:
+        # As runserver binds: SO_REUSEADDR lets a port in TIME_WAIT count as free,
+        # while a socket that still listens there makes bind() fail.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise CommandError(
+                f"{host}:{port} is in use ({exc.strerror}); is a demo already running there?"
+                " Nothing was changed. Pick another port: make demo PORT=8010"
+            ) from None
 
 
 class Command(BaseCommand):
@@ -41,13 +64,20 @@ class Command(BaseCommand):
         parser.add_argument("--addrport", default="127.0.0.1:8000", help="Where to serve.")
 
     def handle(self, *args: Any, serve: bool, addrport: str, **options: Any) -> None:
+        if serve:
+            # Before anything else: a second demo next to a running one must fail
+            # without a new password for the running one's user or a second recording.
+            check_port_free(addrport)
         self.say(f"chronica demo on {self.database()}")
+        self.create_database_if_missing()
         call_command("migrate", interactive=False, verbosity=0)
         self.say("Migrated.")
 
         user, password = self.demo_superuser()
-        owner_id = owner_id_of(user)
-        self.say(f"Owner: {owner_id!r}, the demo user through CHRONICA['OWNER_ID'].\n")
+        token = Token.objects.get_or_create(user=user)[0].key
+        # The owner the API will see when demo signs in: one mapping for both.
+        owner_id = services.owner_id_for(user)
+        self.say(f"Owner: {owner_id!r}, the demo user through services.owner_id_for.\n")
 
         chronicum_id, recorded = self.record_seven(owner_id)
         for agent in AGENTS:
@@ -75,6 +105,12 @@ class Command(BaseCommand):
         self.say(f"Sign in as {DEMO_USERNAME} / {password}")
         for path, label in links:
             self.say(f"  http://{host}/{path:<{width}}  {label}")
+        self.say(
+            f"Agent services write into {DEMO_USERNAME}'s sessions with its API token:\n"
+            f"  Authorization: Token {token}\n"
+            f"  python -m example_project.dinner.http_agent --api http://{host}/api/"
+            f" --token {token} --chronicum {chronicum_id}"
+        )
         if serve:
             call_command("runserver", addrport, use_reloader=False)
 
@@ -87,6 +123,19 @@ class Command(BaseCommand):
             return f"SQLite {name}"
         host = connection.settings_dict.get("HOST") or "localhost"
         return f"{connection.display_name} database {name!r} at {host}"
+
+    def create_database_if_missing(self) -> None:
+        """On PostgreSQL, create the database DATABASE_URL names if there is none yet."""
+        if connection.vendor != "postgresql":
+            return
+        name = connection.settings_dict["NAME"]
+        # Django's own way in before the named database exists (its test runner's):
+        # the server's maintenance database, with the same credentials.
+        with connection._nodb_cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+            if cursor.fetchone() is None:
+                cursor.execute(f"CREATE DATABASE {connection.ops.quote_name(name)}")
+                self.say(f"Created the database {name!r}.")
 
     def demo_superuser(self) -> tuple[Any, str]:
         """The ``demo`` superuser, created or given a new password on every run."""

@@ -1,0 +1,65 @@
+"""``manage.py check`` reports STORE_OPTIONS the store cannot take (chronica.E006)."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.checks import run_checks
+from django.core.management import call_command
+from django.core.management.base import SystemCheckError
+from django.test import override_settings
+
+DJANGO_STORE = "chronica.stores.db.DjangoStore"
+
+
+class StoreWithADSN:
+    """A third-party store that cannot be built without its connection string."""
+
+    def __init__(self, dsn: str, *, pool_size: int = 4, **driver_options: object) -> None:
+        self.dsn = dsn
+
+
+def chronica_errors() -> list[str]:
+    return [f"{m.id}: {m.msg}" for m in run_checks() if m.id and m.id.startswith("chronica.")]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"STORE_OPTIONS": {"using": "default"}},
+        {"STORE": DJANGO_STORE, "STORE_OPTIONS": {}},
+        {"STORE": "chronica.stores.memory.InMemoryStore"},
+        {"STORE": StoreWithADSN, "STORE_OPTIONS": {"dsn": "x", "sslmode": "require"}},
+    ],
+    ids=["using", "none", "memory", "extra-driver-options"],
+)
+def test_options_the_store_takes_pass(config):
+    with override_settings(CHRONICA=config):
+        assert chronica_errors() == []
+
+
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        ({"STORE_OPTIONS": {"usign": "default"}}, "unexpected keyword argument 'usign'"),
+        (
+            {"STORE": "chronica.stores.memory.InMemoryStore", "STORE_OPTIONS": {"using": "x"}},
+            "unexpected keyword argument 'using'",
+        ),
+        ({"STORE": StoreWithADSN}, "missing a required argument: 'dsn'"),
+    ],
+    ids=["typo", "memory-takes-none", "required-missing"],
+)
+def test_options_the_store_refuses_are_chronica_E006(config, says):
+    with override_settings(CHRONICA=config):
+        (error,) = chronica_errors()
+
+    assert error.startswith("chronica.E006: CHRONICA['STORE_OPTIONS']")
+    assert says in error
+
+
+def test_manage_py_check_fails_on_them():
+    with (
+        override_settings(CHRONICA={"STORE_OPTIONS": {"usign": "default"}}),
+        pytest.raises(SystemCheckError, match=r"chronica\.E006"),
+    ):
+        call_command("check")
