@@ -43,6 +43,7 @@ from django.utils.safestring import SafeString
 from . import models, services
 from .conf import chronica_settings
 from .errors import ChronicumNotFound
+from .validation import storable
 
 TRANSCRIPT_LIMIT = 200
 """The change page of a chronicum shows at most this many of its most recent acta."""
@@ -201,7 +202,7 @@ class OwnerFilter(admin.SimpleListFilter):
         """The owner IDs the typed value names: itself, and the owner ID of the user
         with that user name."""
         value = self.value()
-        if not value:
+        if value is None or not storable(value):
             return []
         owner_ids = [value]
         if owners_are_users():
@@ -218,11 +219,11 @@ class OwnerFilter(admin.SimpleListFilter):
             return []
         owner_ids = self.owner_ids()
         users = users_by_owner(owner_ids)
-        return [(value, ", ".join(owner_label(o, users.get(o)) for o in owner_ids))]
+        return [(value, ", ".join(owner_label(o, users.get(o)) for o in owner_ids) or value)]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         if self.value():
-            return queryset.filter(owner_id__in=self.owner_ids())
+            return queryset.filter(owner_id__in=self.owner_ids())  # none for what no store keeps
         return queryset
 
 
@@ -238,9 +239,12 @@ class OneValueFilter(admin.SimpleListFilter):
         return [(value, value)] if value else []
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value():
-            return queryset.filter(**{str(self.parameter_name): self.value()})
-        return queryset
+        value = self.value()
+        if not value:
+            return queryset
+        if not storable(value):
+            return queryset.none()  # a NUL, say: no row holds it, and PostgreSQL refuses it
+        return queryset.filter(**{str(self.parameter_name): value})
 
 
 class ChronicumFilter(OneValueFilter):

@@ -772,6 +772,16 @@ class TestOwners:
         spec = next(f for f in response.context["cl"].filter_specs if f.title == "owner")
         assert f"{ardian.pk} (ardian)" in spec.lookup_choices[0][1]
 
+    @pytest.mark.parametrize(
+        ("url", "param"),
+        [(CHANGELIST, "owner"), (ACTA, "chronicum"), (ACTA, "call_id")],
+    )
+    def test_a_filter_value_no_store_can_hold_finds_nothing(self, admin_client, url, param):
+        record_dinner()
+        response = admin_client.get(url, {param: "dinner\x00friday"})
+        assert response.status_code == 200
+        assert list(response.context["cl"].result_list) == []
+
     def test_the_owner_filter_and_column_stay_bounded_for_many_users(
         self, admin_client, django_assert_num_queries, django_user_model
     ):
