@@ -24,7 +24,10 @@ from django.db.models import F, Q
 
 from chronica import models, services
 from chronica.errors import ChronicumNotFound
-from chronica.stores.db import DjangoStore
+
+# A whole batch is a transaction of ours: on SQLite it can be tried again when the
+# database stayed locked past the busy timeout, as the store's own writes are.
+from chronica.stores.db import DjangoStore, _retry_when_locked
 
 DEFAULT_BATCH_SIZE = 1000
 MAX_BATCH_SIZE = 5000
@@ -115,20 +118,31 @@ class Purge:
         """Delete one chronicum a batch of acta at a time, unless it is written into."""
         deleted = 0
         while True:
-            with transaction.atomic(using=self.alias):
-                state = self._lock_if_inactive(candidate)
-                if state is not None:
-                    return Outcome(state, deleted)
-                with connections[self.alias].cursor() as cursor:
-                    cursor.execute(_COUNT_UP_TO, [candidate.id, candidate.id, self.batch_size + 1])
-                    left = int(cursor.fetchone()[0])
-                    if left <= self.batch_size:
-                        try:
-                            services.delete_chronicum(candidate.owner_id, candidate.id)
-                        except ChronicumNotFound:
-                            return Outcome("gone", deleted)
-                        return Outcome("deleted", deleted + left)
-                    deleted += self.delete_oldest(cursor, candidate.id)
+            state, count = _retry_when_locked(
+                connections[self.alias], lambda: self._next_batch(candidate)
+            )
+            deleted += count
+            if state is not None:
+                return Outcome(state, deleted)
+
+    def _next_batch(self, candidate: Candidate) -> tuple[str | None, int]:
+        """One transaction: the oldest batch of acta, or the chronicum with the rest.
+        Returns what became of the chronicum (``None``: more to delete) and how many
+        acta went."""
+        with transaction.atomic(using=self.alias):
+            state = self._lock_if_inactive(candidate)
+            if state is not None:
+                return state, 0
+            with connections[self.alias].cursor() as cursor:
+                cursor.execute(_COUNT_UP_TO, [candidate.id, candidate.id, self.batch_size + 1])
+                left = int(cursor.fetchone()[0])
+                if left > self.batch_size:
+                    return None, self.delete_oldest(cursor, candidate.id)
+            try:
+                services.delete_chronicum(candidate.owner_id, candidate.id)
+            except ChronicumNotFound:
+                return "gone", 0
+            return "deleted", left
 
     def delete_oldest(self, cursor: Any, chronicum_id: str) -> int:
         """Delete the oldest ``batch_size`` acta of the chronicum (its lock is held)."""
