@@ -10,10 +10,11 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from chronica import Actum, services
-from chronica.management.commands.chronica_show import Command
+from chronica.management.commands import chronica_show
+from chronica.management.commands.chronica_show import SHOWN_CHARS, Command
 
 from . import scenario
-from .scenario import CHRONICUM, OWNER, A
+from .scenario import CHRONICUM, OWNER, RES, A, H, M
 
 pytestmark = pytest.mark.django_db
 
@@ -71,6 +72,8 @@ def test_json_lines_carry_what_the_api_returns(dinner):
         "actor": "search",
         "content": '{"area":"Kemang","party":4,"quiet":true}',
         "at": dinner[2].at.isoformat(),
+        "call_id": "",
+        "data": None,
     }
 
 
@@ -125,3 +128,154 @@ def test_an_unknown_id_is_a_clear_error_with_exit_status_1(dinner, capsys):
 def test_an_unknown_kind_is_a_clear_error(dinner, args, message):
     with pytest.raises(CommandError, match=message):
         show(CHRONICUM, *args)
+
+
+def lunch(chronicum_id: str, owner: str = OWNER, content: str = "Sushi?") -> Actum:
+    actum = Actum(chronicum_id=chronicum_id, kind=M, actor_kind=H, actor=owner, content=content)
+    return services.record_actum(owner, actum)
+
+
+class TestListing:
+    def test_an_owners_chronica_latest_activity_first(self, dinner):
+        lunch("lunch-saturday")
+        lunch("lunch-sunday", owner="rafa")
+        lunch(CHRONICUM, content="Make it 7:30.")
+        lines = show("--owner", OWNER)
+        assert lines[0].split() == ["LAST", "ACTIVITY", "STARTED", "ID"]
+        assert [line.split()[-1] for line in lines[1:]] == [CHRONICUM, "lunch-saturday"]
+        listed = services.list_chronica(OWNER)
+        assert lines[1].split()[:2] == [
+            listed[0].last_activity_at.isoformat(timespec="seconds"),
+            listed[0].started_at.isoformat(timespec="seconds"),
+        ]
+
+    def test_json_lines_as_the_api_lists_them(self, dinner):
+        rows = [json.loads(line) for line in show("--owner", OWNER, "--json")]
+        (chronicum,) = services.list_chronica(OWNER)
+        assert rows == [
+            {
+                "id": CHRONICUM,
+                "owner_id": OWNER,
+                "started_at": chronicum.started_at.isoformat(),
+                "last_activity_at": chronicum.last_activity_at.isoformat(),
+            }
+        ]
+
+    def test_pages_through_every_chronicum_once(self, monkeypatch):
+        monkeypatch.setattr(chronica_show, "LIST_PAGE", 3)
+        for day in range(10):
+            lunch(f"lunch-{day}")
+        lines = show("--owner", OWNER)[1:]
+        assert [line.split()[-1] for line in lines] == [f"lunch-{day}" for day in range(9, -1, -1)]
+
+    def test_an_owner_without_chronica_gets_a_clear_line(self, dinner):
+        assert show("--owner", "rafa") == ["Owner 'rafa' has no chronica."]
+        assert show("--owner", "rafa", "--json") == []
+
+    def test_neither_id_nor_owner_is_a_clear_error(self):
+        with pytest.raises(CommandError, match="give a chronicum ID"):
+            show()
+        with pytest.raises(CommandError, match="need an ID"):
+            show("--owner", OWNER, "--last-n", "3")
+
+    def test_with_an_owner_an_id_of_someone_else_is_not_found(self, dinner):
+        assert show(CHRONICUM, "--owner", OWNER) == show(CHRONICUM)
+        with pytest.raises(CommandError, match="no chronicum with ID 'dinner-friday' of owner"):
+            show(CHRONICUM, "--owner", "rafa")
+
+
+class TestMaxTokens:
+    @pytest.mark.parametrize(
+        "options",
+        [
+            {"max_tokens": 0},
+            {"max_tokens": 20},
+            {"max_tokens": 45},
+            {"max_tokens": 10_000},
+            {"max_tokens": 30, "kinds": ["message"]},
+            {"max_tokens": 60, "last_n": 2},
+        ],
+    )
+    def test_the_window_is_exactly_services_get_acta(self, dinner, options):
+        args = ["--json", "--max-tokens", str(options["max_tokens"])]
+        if "kinds" in options:
+            args += ["--kind", ",".join(options["kinds"])]
+        if "last_n" in options:
+            args += ["--last-n", str(options["last_n"])]
+        shown = [json.loads(line)["id"] for line in show(CHRONICUM, *args)]
+        expected = services.get_acta(OWNER, CHRONICUM, **options)
+        assert shown == [a.id for a in expected]
+
+    def test_some_budgets_cut_the_window(self, dinner):
+        sizes = {len(show(CHRONICUM, "--json", "--max-tokens", str(n))) for n in range(0, 80, 5)}
+        assert len(sizes) > 2
+
+    def test_a_negative_budget_is_the_services_error(self, dinner):
+        with pytest.raises(CommandError, match="max_tokens must be 0 or more"):
+            show(CHRONICUM, "--max-tokens", "-1")
+
+
+class TestEmptyAndHuge:
+    def test_an_empty_session_says_so(self):
+        services.create_chronicum(OWNER, CHRONICUM)
+        assert show(CHRONICUM) == ["'dinner-friday' has no acta yet."]
+        assert show(CHRONICUM, "--json") == []
+
+    def test_a_window_that_matches_nothing_says_so(self, dinner):
+        assert show(CHRONICUM, "--actor-kind", "system") == [
+            "No acta of 'dinner-friday' match these options."
+        ]
+        assert show(CHRONICUM, "--max-tokens", "0") == [
+            "No acta of 'dinner-friday' match these options."
+        ]
+
+    @pytest.fixture
+    def five_megabytes(self, settings):
+        settings.CHRONICA = {"MAX_ACTUM_BYTES": 8 * 1024 * 1024}
+        menu = "Rumah Teduh menu: nasi goreng, sate, rendang.\n" * 110_000
+        assert len(menu) > 5_000_000
+        lunch(CHRONICUM, content="Send me the menu.")
+        services.record_actum(
+            OWNER,
+            Actum(chronicum_id=CHRONICUM, kind=M, actor_kind=A, actor="search", content=menu),
+        )
+        return menu
+
+    def test_a_huge_actum_is_cut_with_a_note(self, five_megabytes):
+        out = "\n".join(show(CHRONICUM))
+        assert len(out) < 2 * SHOWN_CHARS
+        left_out = len(five_megabytes) - SHOWN_CHARS
+        assert out.endswith(
+            f"[… {left_out:,} more of {len(five_megabytes):,} characters not shown;"
+            " --full shows all]"
+        )
+        assert "Send me the menu." in out
+
+    def test_full_shows_it_all_and_json_is_always_whole(self, five_megabytes):
+        column = show(CHRONICUM)[0].index("CONTENT")
+        full = [line[column:] for line in show(CHRONICUM, "--full")[2:]]
+        assert "\n".join(full) == five_megabytes
+        rows = [json.loads(line) for line in show(CHRONICUM, "--json")]
+        assert rows[-1]["content"] == five_megabytes
+
+
+def test_call_id_and_data_follow_the_content():
+    services.record_actum(
+        OWNER,
+        Actum(
+            chronicum_id=CHRONICUM,
+            kind=RES,
+            actor_kind=A,
+            actor="search",
+            content="2 found",
+            call_id="call-1",
+            data={"found": ["Rumah Teduh", "Kayu Manis"]},
+        ),
+    )
+    lines = show(CHRONICUM)
+    column = lines[0].index("CONTENT")
+    assert [line[column:] for line in lines[1:]] == [
+        "2 found",
+        "call_id: call-1",
+        'data: {"found": ["Rumah Teduh", "Kayu Manis"]}',
+    ]

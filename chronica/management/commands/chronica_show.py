@@ -1,21 +1,29 @@
-"""``manage.py chronica_show <chronicum_id>``: print a transcript in write order.
+"""``manage.py chronica_show``: print a transcript in write order, or list an owner's chronica.
 
-An operator tool: it reads through the configured store, whoever owns the
-chronicum, and filters with the same validation as ``chronica.services``.
+An operator tool: it reads any owner's chronicum. The window is read through the
+configured Chronicarius as the chronicum's owner, so ``--kind``, ``--last-n`` and
+``--max-tokens`` behave exactly as ``chronica.services.get_acta``.
 """
 
 from __future__ import annotations
 
 import json
 from argparse import ArgumentParser
+from collections.abc import Iterator
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from chronica.errors import ChronicumNotFound
+from chronica import services
+from chronica.errors import ChronicumNotFound, InvalidQuery
 from chronica.services import get_chronicarius
-from chronica.validation import build_query
-from chronica.values import Actum
+from chronica.values import Actum, Chronicum
+
+SHOWN_CHARS = 4096
+"""The table shows at most this many characters of an actum's content (and of its
+data); ``--full`` shows all of it."""
+
+LIST_PAGE = 1000
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -36,34 +44,92 @@ def as_json(actum: Actum) -> str:
             "actor": actum.actor,
             "content": actum.content,
             "at": actum.at.isoformat() if actum.at else None,
+            "call_id": actum.call_id,
+            "data": actum.data,
         },
         ensure_ascii=False,
     )
 
 
-def as_table(acta: list[Actum]) -> list[str]:
+def cut(text: str, full: bool) -> list[str]:
+    """``text`` as lines, the first ``SHOWN_CHARS`` characters of it unless ``full``,
+    with a last line saying how much was left out."""
+    if full or len(text) <= SHOWN_CHARS:
+        return text.split("\n")
+    left_out = len(text) - SHOWN_CHARS
+    return [
+        *text[:SHOWN_CHARS].split("\n"),
+        f"[… {left_out:,} more of {len(text):,} characters not shown; --full shows all]",
+    ]
+
+
+def content_lines(actum: Actum, full: bool) -> list[str]:
+    """What the CONTENT column holds for an actum: its content, then its call ID and
+    its data (compact JSON) when it has them."""
+    lines = cut(actum.content, full) if actum.content else [""]
+    if actum.call_id:
+        lines.append(f"call_id: {actum.call_id}")
+    if actum.data is not None:
+        data = cut(json.dumps(actum.data, ensure_ascii=False), full)
+        lines += [f"data: {data[0]}", *data[1:]]
+    if lines[0] == "" and len(lines) > 1:
+        lines.pop(0)
+    return lines
+
+
+def as_table(acta: list[Actum], *, full: bool = False) -> list[str]:
     """Columns KIND, ACTOR and CONTENT, aligned; content lines after the first stay in
     the content column."""
-    rows = [(str(a.kind), f"{a.actor} ({a.actor_kind})", a.content) for a in acta]
+    rows = [(str(a.kind), f"{a.actor} ({a.actor_kind})", content_lines(a, full)) for a in acta]
     kind_width = max([len("KIND"), *(len(r[0]) for r in rows)])
     actor_width = max([len("ACTOR"), *(len(r[1]) for r in rows)])
     indent = " " * (kind_width + actor_width + 4)
     lines = [f"{'KIND':<{kind_width}}  {'ACTOR':<{actor_width}}  CONTENT"]
-    for kind, actor, content in rows:
-        first, *rest = content.split("\n")
+    for kind, actor, (first, *rest) in rows:
         lines.append(f"{kind:<{kind_width}}  {actor:<{actor_width}}  {first}".rstrip())
         lines.extend((indent + line).rstrip() for line in rest)
     return lines
 
 
+def chronicum_json(chronicum: Chronicum) -> str:
+    """One chronicum as one JSON line, as the HTTP API lists it."""
+    return json.dumps(
+        {
+            "id": chronicum.id,
+            "owner_id": chronicum.owner_id,
+            "started_at": chronicum.started_at.isoformat(),
+            "last_activity_at": chronicum.last_activity_at.isoformat(),
+        },
+        ensure_ascii=False,
+    )
+
+
+def all_chronica(owner_id: str) -> Iterator[Chronicum]:
+    """Every chronicum of the owner, latest activity first, a page at a time."""
+    before: Chronicum | None = None
+    while True:
+        page = services.list_chronica(owner_id, limit=LIST_PAGE, before=before)
+        yield from page
+        if len(page) < LIST_PAGE:
+            return
+        before = page[-1]
+
+
 class Command(BaseCommand):
     help = (
-        "Print the acta of one chronicum in write order, as a table or as JSON lines."
-        " Filters run before --last-n, as for an agent's context window."
+        "Print the acta of one chronicum in write order, as a table or as JSON lines;"
+        " with --owner and no ID, list that owner's chronica, latest activity first."
+        " Filters run before --last-n and --max-tokens, as for an agent's context window."
     )
 
     def add_arguments(self, parser: ArgumentParser) -> None:
-        parser.add_argument("chronicum_id")
+        parser.add_argument("chronicum_id", nargs="?")
+        parser.add_argument(
+            "--owner",
+            metavar="ID",
+            help="without a chronicum ID: list this owner's chronica; with one: read it"
+            " only if it is this owner's",
+        )
         parser.add_argument(
             "--kind",
             action="append",
@@ -79,22 +145,92 @@ class Command(BaseCommand):
         parser.add_argument(
             "--last-n", type=int, default=0, metavar="N", help="only the last N (0: all)"
         )
-        parser.add_argument("--json", action="store_true", help="one JSON object per line")
+        parser.add_argument(
+            "--max-tokens",
+            type=int,
+            default=None,
+            metavar="N",
+            help="only the newest acta whose token counts add up to at most N",
+        )
+        parser.add_argument(
+            "--json", action="store_true", help="one JSON object per line, every actum whole"
+        )
+        parser.add_argument(
+            "--full",
+            action="store_true",
+            help=f"show every character of each actum (the table shows {SHOWN_CHARS:,})",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        chronicum_id: str = options["chronicum_id"]
+        chronicum_id: str | None = options["chronicum_id"]
+        owner_id: str | None = options["owner"]
+        if chronicum_id is None:
+            if owner_id is None:
+                raise CommandError(
+                    "give a chronicum ID to print its acta, or --owner ID to list that"
+                    " owner's chronica"
+                )
+            window = [o for o in ("kind", "actor_kind", "max_tokens") if options[o] is not None]
+            if window or options["last_n"]:
+                raise CommandError("--kind, --actor-kind, --last-n and --max-tokens need an ID")
+            self.list_chronica(owner_id, as_json=options["json"])
+            return
+        self.show(chronicum_id, owner_id, options)
+
+    def list_chronica(self, owner_id: str, *, as_json: bool) -> None:
+        listed = 0
         try:
-            query = build_query(
-                _split(options["kind"]), _split(options["actor_kind"]), options["last_n"]
-            )
-        except ValueError as exc:
+            for chronicum in all_chronica(owner_id):
+                if as_json:
+                    self.stdout.write(chronicum_json(chronicum))
+                else:
+                    if not listed:
+                        self.stdout.write(f"{'LAST ACTIVITY':<25}  {'STARTED':<25}  ID")
+                    self.stdout.write(
+                        f"{chronicum.last_activity_at.isoformat(timespec='seconds'):<25}"
+                        f"  {chronicum.started_at.isoformat(timespec='seconds'):<25}"
+                        f"  {chronicum.id}"
+                    )
+                listed += 1
+        except ValueError as exc:  # EmptyOwnerID
             raise CommandError(str(exc)) from exc
-        store = get_chronicarius().store
+        if not listed and not as_json:
+            self.stdout.write(f"Owner {owner_id!r} has no chronica.")
+
+    def show(self, chronicum_id: str, owner_id: str | None, options: dict[str, Any]) -> None:
+        chronicarius = get_chronicarius()
+        missing = f"no chronicum with ID {chronicum_id!r}" + (
+            f" of owner {owner_id!r}" if owner_id is not None else ""
+        )
+        window = {
+            "kinds": _split(options["kind"]),
+            "actor_kinds": _split(options["actor_kind"]),
+            "last_n": options["last_n"],
+            "max_tokens": options["max_tokens"],
+        }
+        narrowed = any(window[k] for k in ("kinds", "actor_kinds", "last_n")) or (
+            window["max_tokens"] is not None
+        )
         try:
-            store.get(chronicum_id)
-            acta = store.acta(chronicum_id, query)
+            if owner_id is None:
+                owner_id = chronicarius.store.get(chronicum_id).owner_id
+            acta = chronicarius.get_acta(owner_id, chronicum_id, **window)
+            empty = not acta and not (
+                narrowed and chronicarius.get_acta(owner_id, chronicum_id, last_n=1)
+            )
         except ChronicumNotFound:
-            raise CommandError(f"no chronicum with ID {chronicum_id!r}") from None
-        lines = [as_json(a) for a in acta] if options["json"] else as_table(acta)
-        for line in lines:
-            self.stdout.write(line)
+            raise CommandError(missing) from None
+        except InvalidQuery as exc:
+            raise CommandError(str(exc)) from exc
+        except ValueError as exc:  # EmptyOwnerID
+            raise CommandError(str(exc)) from exc
+        if options["json"]:
+            for actum in acta:
+                self.stdout.write(as_json(actum))
+        elif empty:
+            self.stdout.write(f"{chronicum_id!r} has no acta yet.")
+        elif not acta:
+            self.stdout.write(f"No acta of {chronicum_id!r} match these options.")
+        else:
+            for line in as_table(acta, full=options["full"]):
+                self.stdout.write(line)
