@@ -298,10 +298,10 @@ FROM w JOIN {ACTA} a ON a.seq = w.seq WHERE w.running <= %s ORDER BY w.seq DESC
     return sql, params
 
 
-_SQLITE_LOCK_ATTEMPTS = 6
+SQLITE_LOCK_ATTEMPTS = 6
 
 
-def _retry_when_locked(connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
+def retry_when_locked(connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
     """Run ``write`` (a whole transaction of ours) again when SQLite gave up waiting
     for its write lock.
 
@@ -309,7 +309,7 @@ def _retry_when_locked(connection: BaseDatabaseWrapper, write: Callable[[], _T])
     many writers on a loaded machine can wait longer. A transaction of our own can
     simply be tried again; inside a caller's transaction the error goes to the caller.
     """
-    for attempt in range(_SQLITE_LOCK_ATTEMPTS):
+    for attempt in range(SQLITE_LOCK_ATTEMPTS):
         try:
             return write()
         except OperationalError as exc:
@@ -317,7 +317,7 @@ def _retry_when_locked(connection: BaseDatabaseWrapper, write: Callable[[], _T])
                 connection.vendor != "sqlite"
                 or connection.in_atomic_block
                 or "locked" not in str(exc)
-                or attempt == _SQLITE_LOCK_ATTEMPTS - 1
+                or attempt == SQLITE_LOCK_ATTEMPTS - 1
             ):
                 raise
     raise AssertionError("unreachable")
@@ -388,7 +388,7 @@ class DjangoStore:
                 )
 
         try:
-            _retry_when_locked(connection, insert)
+            retry_when_locked(connection, insert)
         except IntegrityError:
             if models.Chronicum.objects.using(connection.alias).filter(pk=chronicum.id).exists():
                 raise ChronicumExists(chronicum.id) from None
@@ -462,7 +462,7 @@ class DjangoStore:
                 cursor.execute(f"DELETE FROM {ACTA} WHERE chronicum_id = %s", [chronicum_id])
                 cursor.execute(f"DELETE FROM {CHRONICA} WHERE id = %s", [chronicum_id])
 
-        _retry_when_locked(connection, delete)
+        retry_when_locked(connection, delete)
 
     def pop(self, chronicum_id: str, owner_id: str) -> Actum | None:
         connection = self._connection()
@@ -481,7 +481,7 @@ class DjangoStore:
                 cursor.execute(f"DELETE FROM {ACTA} WHERE seq = %s", [newest[0]])
             return _actum(chronicum_id, row)
 
-        return _retry_when_locked(connection, pop)
+        return retry_when_locked(connection, pop)
 
     # -- reading ----------------------------------------------------------------
 
@@ -525,7 +525,7 @@ class DjangoStore:
         connection = self._connection()
         if connection.vendor == "postgresql":
             return self._record_postgres(connection, acta, key, tokens, owner_id)
-        return _retry_when_locked(
+        return retry_when_locked(
             connection, lambda: self._record_other(connection, acta, key, tokens, owner_id)
         )
 

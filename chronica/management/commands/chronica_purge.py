@@ -27,7 +27,7 @@ from chronica.errors import ChronicumNotFound
 
 # A whole batch is a transaction of ours: on SQLite it can be tried again when the
 # database stayed locked past the busy timeout, as the store's own writes are.
-from chronica.stores.db import DjangoStore, _retry_when_locked
+from chronica.stores.db import DjangoStore, retry_when_locked
 
 DEFAULT_BATCH_SIZE = 1000
 MAX_BATCH_SIZE = 5000
@@ -118,7 +118,7 @@ class Purge:
         """Delete one chronicum a batch of acta at a time, unless it is written into."""
         deleted = 0
         while True:
-            state, count = _retry_when_locked(
+            state, count = retry_when_locked(
                 connections[self.alias], lambda: self._next_batch(candidate)
             )
             deleted += count
