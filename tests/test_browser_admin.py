@@ -27,6 +27,18 @@ def sign_in(driver, live_server, username: str, next_url: str) -> None:
     driver.find_element(By.NAME, "username").send_keys(username)
     driver.find_element(By.NAME, "password").send_keys("pw")
     driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+    wait_for_page(driver, next_url)
+
+
+def wait_for_page(driver, path: str) -> None:
+    """Until the browser shows ``path``, fully loaded (a deadline, not a measurement)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 60).until(
+        lambda d: path in d.current_url
+        and "/login/" not in d.current_url
+        and d.execute_script("return document.readyState") == "complete"
+    )
 
 
 def record_search(owner: str = OWNER) -> list[Actum]:
