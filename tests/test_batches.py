@@ -231,10 +231,10 @@ def test_rows_of_a_writer_that_knows_only_the_original_columns_read_back():
         ("go-1", "", None),
         ("go-2", "", None),
     ]
-    # Without a stored count, an actum costs 4 + ceil(bytes / 4): 9 for the reply (20
+    # Without a stored count, an actum costs 4 + ceil(bytes / 3.5): 10 for the reply (20
     # bytes), 9 for the tool request (17 bytes).
-    assert [a.id for a in services.get_acta(OWNER, "go-dinner", max_tokens=17)] == ["go-2"]
-    assert [a.id for a in services.get_acta(OWNER, "go-dinner", max_tokens=18)] == [
+    assert [a.id for a in services.get_acta(OWNER, "go-dinner", max_tokens=18)] == ["go-2"]
+    assert [a.id for a in services.get_acta(OWNER, "go-dinner", max_tokens=19)] == [
         "go-1",
         "go-2",
     ]

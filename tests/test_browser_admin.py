@@ -35,9 +35,11 @@ def wait_for_page(driver, path: str) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
 
     WebDriverWait(driver, 60).until(
-        lambda d: path in d.current_url
-        and "/login/" not in d.current_url
-        and d.execute_script("return document.readyState") == "complete"
+        lambda d: (
+            path in d.current_url
+            and "/login/" not in d.current_url
+            and d.execute_script("return document.readyState") == "complete"
+        )
     )
 
 

@@ -211,12 +211,12 @@ def _member_keys(key: str | None, count: int) -> list[str | None]:
 
 def _estimate_sql(vendor: str, table: str = "") -> str:
     """The database's estimate of an actum that was stored without a token count: the
-    default counter's formula, ``4 + ceil(UTF-8 bytes of content / 4)``."""
+    default counter's formula, ``4 + ceil(UTF-8 bytes of content / 3.5)``."""
     content = f"{table}content"
     size = (
         f"octet_length({content})" if vendor == "postgresql" else f"length(CAST({content} AS BLOB))"
     )
-    return f"(4 + ({size} + 3) / 4)"
+    return f"(4 + (2 * {size} + 6) / 7)"
 
 
 @dataclasses.dataclass(frozen=True)
