@@ -86,6 +86,7 @@ def _against_floor(
     *,
     ops: int,
     n_rounds: int,
+    targets: bool = True,
 ) -> list[Row]:
     got = rounds({**ours, "floor": floor_op}, ops=ops, rounds=n_rounds, warmup=50)
     rows = []
@@ -98,8 +99,8 @@ def _against_floor(
                 _ops(median(got[label])),
                 "floor: " + _ops(median(got["floor"])),
                 f"{ratio:.2f}",
-                ">= 0.80",
-                _met(ratio >= 0.8),
+                ">= 0.80" if targets else "",
+                _met(ratio >= 0.8) if targets else "",
             )
         )
     return rows
@@ -157,6 +158,7 @@ def record(floor: Floor, conninfo: str, *, ops: int, n_rounds: int) -> list[Row]
             floor_op(floor_nowait, "bench-record-floor-nowait"),
             ops=ops,
             n_rounds=n_rounds,
+            targets=False,  # a diagnosis: the target is on what a project runs, durable commits
         )
     finally:
         floor_nowait.close()
