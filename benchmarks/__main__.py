@@ -34,6 +34,7 @@ def machine() -> str:
     """One line naming the machine the figures came from."""
     import django
     import psycopg
+    from django.conf import settings
 
     from .database import server_version
 
@@ -45,7 +46,8 @@ def machine() -> str:
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return (
-        f"{cpu}, {os.cpu_count()} CPUs, {mem:.0f} GiB; PostgreSQL {server_version()} local;"
+        f"{cpu}, {os.cpu_count()} CPUs, {mem:.0f} GiB; PostgreSQL {server_version()}"
+        f" on {settings.DATABASES['default']['HOST']}:{settings.DATABASES['default']['PORT']};"
         f" Python {platform.python_version()}, Django {django.__version__},"
         f" psycopg {psycopg.__version__} ({psycopg.pq.__impl__})"
     )
