@@ -1,7 +1,7 @@
-"""``make bench``: load the benchmark database, run the five measures, print the table.
+"""``make bench``: load the benchmark database, run the measures, print the table.
 
-``python -m benchmarks [--only record,window,growth,concurrency,memory] [--no-load] [--quick]``
-``python -m benchmarks --profile record|window`` (after one full run has loaded the data)
+``python -m benchmarks [--only record,window,...] [--no-load] [--quick]``
+``python -m benchmarks --profile record|window|batch|budget`` (after one run has loaded the data)
 The table also goes to benchmarks/results/latest.md (not committed; BENCHMARKS.md is).
 """
 
@@ -15,13 +15,26 @@ import sys
 import time
 from pathlib import Path
 
-CASES = ("record", "window", "growth", "concurrency", "memory")
+CASES = (
+    "record",
+    "window",
+    "growth",
+    "concurrency",
+    "memory",
+    "batch",
+    "budget",
+    "langchain",
+    "listing",
+    "delete",
+    "tokens",
+)
 
 
 def machine() -> str:
     """One line naming the machine the figures came from."""
     import django
     import psycopg
+    from django.conf import settings
 
     from .database import server_version
 
@@ -33,16 +46,17 @@ def machine() -> str:
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     return (
-        f"{cpu}, {os.cpu_count()} CPUs, {mem:.0f} GiB; PostgreSQL {server_version()} local;"
+        f"{cpu}, {os.cpu_count()} CPUs, {mem:.0f} GiB; PostgreSQL {server_version()}"
+        f" on {settings.DATABASES['default']['HOST']}:{settings.DATABASES['default']['PORT']};"
         f" Python {platform.python_version()}, Django {django.__version__},"
         f" psycopg {psycopg.__version__} ({psycopg.pq.__impl__})"
     )
 
 
 def table(rows: list) -> str:  # type: ignore[type-arg]
-    head = ("case", "measure", "chronica", "floor (psycopg)", "ratio", "target", "met")
+    head = ("case", "measure", "chronica", "baseline", "ratio", "target", "met")
     lines = [head] + [
-        (r.case, r.measure, r.chronica, r.floor, r.ratio, r.target, r.met) for r in rows
+        (r.case, r.measure, r.chronica, r.baseline, r.ratio, r.target, r.met) for r in rows
     ]
     widths = [max(len(line[i]) for line in lines) for i in range(len(head))]
     out = [
@@ -60,7 +74,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer rounds, for trying things")
     parser.add_argument(
         "--profile",
-        choices=("record", "window"),
+        choices=("record", "window", "batch", "budget"),
         help="instead of the table: pyinstrument's profile of chronica's side of one case",
     )
     args = parser.parse_args(argv)
@@ -88,22 +102,53 @@ def main(argv: list[str]) -> int:
         load(cases.SESSIONS)
     # Short rounds, many of them: a pair of rounds shares the noise of the moment.
     ops, n_rounds = (100, 5) if args.quick else (100, 61)
-    rows, plan = [], ""
+    rows, plans = [], {}
     floor = Floor(conninfo())
     try:
         if "record" in only:
-            rows += cases.record(floor, ops=ops, n_rounds=n_rounds)
+            rows += cases.record(floor, conninfo(), ops=ops, n_rounds=n_rounds)
         if "window" in only:
             rows += cases.window(floor, ops=ops, n_rounds=n_rounds)
+        if "batch" in only:
+            from .batch import batch
+
+            rows += batch(floor, conninfo(), ops=ops, n_rounds=n_rounds)
     finally:
         floor.close()
     if "growth" in only:
-        grown, plan = cases.growth(ops=ops, n_rounds=n_rounds)
+        grown, plans["window plan on the 1M session (last_n=20)"] = cases.growth(
+            ops=ops, n_rounds=n_rounds
+        )
         rows += grown
+    if "budget" in only:
+        from . import budget
+
+        grown, plans["budgeted window plan on the 1M session (max_tokens=8000)"] = budget.growth(
+            ops=ops, n_rounds=n_rounds
+        )
+        rows += grown
+    if "langchain" in only:
+        from . import budget
+
+        rows += budget.langchain(n_rounds=5 if args.quick else 21)
+    if "listing" in only:
+        from .lifecycle import listing
+
+        listed, plans["listing plan, page 51 of the owner of 10,000"] = listing(
+            ops=ops, n_rounds=n_rounds
+        )
+        rows += listed
     if "concurrency" in only:
         rows += cases.concurrency(conninfo(), ops=150, reps=3 if args.quick else 5)
+    if "delete" in only:
+        from .lifecycle import delete
+
+        rows += delete(conninfo(), reps=1 if args.quick else 3)
     if "memory" in only:
         rows += cases.memory()
+    if "tokens" in only:
+        rows += cases.estimate()
+    rows.sort(key=lambda row: int(row.case.split()[0]))
 
     report = [
         f"chronica benchmarks, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC,"
@@ -113,8 +158,8 @@ def main(argv: list[str]) -> int:
         "",
         table(rows),
     ]
-    if plan:
-        report += ["", "window plan on the 1M session (last_n=20):", "", plan]
+    for title, plan in plans.items():
+        report += ["", f"{title}:", "", plan]
     text = "\n".join(report)
     print(text)
     results = Path(__file__).resolve().parent / "results"

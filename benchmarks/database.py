@@ -6,24 +6,53 @@ would take most of the run, and the point is to read them, not to write them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 from django.conf import settings
 from django.core.management import call_command
 from psycopg import sql
 
 OWNER = "ardian"
-"""Every benchmark chronicum belongs to ardian, as in the dinner-friday scenario."""
+"""Every benchmark chronicum with acta belongs to ardian, as in the dinner-friday scenario."""
+
+LISTED = {"rafa": 10_000, "sam": 10}
+"""Owners of the listing case and their number of chronica, among LISTING_TOTAL."""
+LISTING_TOTAL = 1_000_000
 
 # One actum in four is a message, so a window of 20 messages reads about 80 rows.
+# Tool requests and responses share a call_id. Two acta in three carry the token count
+# chronica's default counter would have stored; every third has none (NULL), like a row
+# from a writer that knows only the original columns, which a budget estimates in SQL.
 _FILL = """
-INSERT INTO acta (id, chronicum_id, kind, actor_kind, actor, content, at)
+INSERT INTO acta (id, chronicum_id, kind, actor_kind, actor, content, at, call_id, tokens)
 SELECT md5(%(id)s || g::text), %(id)s,
        (ARRAY['message', 'thought', 'tool_request', 'tool_response'])[1 + g %% 4],
        (ARRAY['human', 'agent', 'agent', 'system'])[1 + g %% 4],
        (ARRAY['ardian', 'booking', 'booking', 'planner'])[1 + g %% 4],
-       'dinner on friday, turn ' || g || ': ' || repeat('table for four at eight? ', 8),
-       timestamptz '2025-01-01 00:00:00+00' + g * interval '1 second'
-FROM generate_series(1, %(n)s) AS g
+       content,
+       timestamptz '2025-01-01 00:00:00+00' + g * interval '1 second',
+       CASE WHEN g %% 4 >= 2 THEN 'call-' || (g / 4) ELSE '' END,
+       CASE WHEN g %% 3 = 0 THEN NULL ELSE 4 + (octet_length(content) + 3) / 4 END
+FROM (
+    SELECT g, 'dinner on friday, turn ' || g || ': ' || repeat('table for four at eight? ', 8)
+    FROM generate_series(1, %(n)s) AS g
+) AS s(g, content)
+"""
+
+# A million chronica: rafa's 10,000, sam's 10, and the rest spread over 50,000 other
+# owners (about 20 each). Activity times are scattered, so an owner's chronica are not
+# next to each other in the table.
+_LISTING = """
+INSERT INTO chronica (id, owner_id, started_at, last_activity_at)
+SELECT 'listed-' || g,
+       CASE WHEN g <= %(big)s THEN %(big_owner)s
+            WHEN g <= %(big)s + %(small)s THEN %(small_owner)s
+            ELSE 'owner-' || (g %% 50000) END,
+       t - interval '1 hour', t
+FROM generate_series(1, %(total)s) AS g,
+     LATERAL (SELECT timestamptz '2025-01-01 00:00:00+00'
+                     + ((g::bigint * 7919) %% 1000003) * interval '1 second') AS s(t)
 """
 
 
@@ -52,18 +81,35 @@ def ensure_database() -> str:
     return name
 
 
+def add_chronicum(conn: psycopg.Connection[Any], chronicum_id: str, n: int) -> None:
+    """Create ardian's chronicum ``chronicum_id`` with ``n`` filler acta."""
+    conn.execute(
+        "INSERT INTO chronica (id, owner_id, started_at, last_activity_at)"
+        " VALUES (%s, %s, now(), now())",
+        [chronicum_id, OWNER],
+    )
+    if n:
+        conn.execute(_FILL, {"id": chronicum_id, "n": n})
+
+
 def load(sessions: dict[str, int]) -> None:
-    """Empty both tables, then create each chronicum with its number of filler acta."""
+    """Empty both tables, create each chronicum with its number of filler acta, then
+    the chronica of the listing case (LISTING_TOTAL chronica in all)."""
     with psycopg.connect(conninfo(), autocommit=True) as conn:
         conn.execute("TRUNCATE acta, chronica RESTART IDENTITY")
         for chronicum_id, n in sessions.items():
-            conn.execute(
-                "INSERT INTO chronica (id, owner_id, started_at, last_activity_at)"
-                " VALUES (%s, %s, now(), now())",
-                [chronicum_id, OWNER],
-            )
-            if n:
-                conn.execute(_FILL, {"id": chronicum_id, "n": n})
+            add_chronicum(conn, chronicum_id, n)
+        (big_owner, big), (small_owner, small) = LISTED.items()
+        conn.execute(
+            _LISTING,
+            {
+                "big": big,
+                "big_owner": big_owner,
+                "small": small,
+                "small_owner": small_owner,
+                "total": LISTING_TOTAL - len(sessions),
+            },
+        )
         conn.execute("VACUUM ANALYZE acta")
         conn.execute("VACUUM ANALYZE chronica")
 

@@ -1,4 +1,5 @@
-"""``python -m benchmarks --profile record|window``: where chronica's side spends its time.
+"""``python -m benchmarks --profile record|window|batch|budget``: where chronica's side
+spends its time.
 
 pyinstrument samples the wall clock, so a call waiting on PostgreSQL shows as such;
 for the CPU alone, run ``py-spy record --idle=false -- python -m benchmarks ...``.
@@ -16,13 +17,18 @@ from .cases import _message
 from .database import OWNER
 
 
-def profile(case: str, ops: int = 3000) -> str:
+def profile(case: str, ops: int = 1000) -> str:
     """The text profile of ``ops`` calls of one case, after a warm-up."""
     count = itertools.count()
 
     def op() -> object:
         if case == "record":
             return services.record_actum(OWNER, _message("bench-record-chronica", next(count)))
+        if case == "batch":
+            acta = [_message("bench-batch-acta", next(count)) for _ in range(10)]
+            return services.record_acta(OWNER, acta)
+        if case == "budget":
+            return services.get_acta(OWNER, "bench-1m", max_tokens=8000)
         return services.get_acta(OWNER, "bench-10k", last_n=20, kinds=[ActumKind.MESSAGE])
 
     for _ in range(200):
