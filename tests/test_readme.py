@@ -46,3 +46,32 @@ def test_the_conformance_example_runs_as_written() -> None:
         for case in dir(suite):
             if case.startswith("test_"):
                 getattr(suite, case)()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_batches_windows_and_sessions_run_as_written() -> None:
+    namespace: dict[str, Any] = {}
+    for title in (
+        "Structured acta and batches",
+        "Context windows",
+        "Sessions: create, list, delete, pop",
+    ):
+        for block in blocks(section(title), "python"):
+            exec(compile(block, f"README.md {title}", "exec"), namespace)
+    from chronica import services
+
+    window = namespace["window"]
+    assert [a.kind for a in window] == ["tool_request", "tool_response", "message"]
+    assert namespace["older"] == []
+    assert namespace["newest"].content == "Rumah Teduh and Kayu Manis both have a table."
+    assert [a.content for a in services.get_acta("ardian", "dinner-saturday")] == [
+        'search_places(area="Kemang", party=4)',
+        "Rumah Teduh, Kayu Manis",
+    ]
+
+
+def test_the_agent_framework_snippets_are_python() -> None:
+    import ast
+
+    for block in blocks(section("Agent frameworks"), "python"):
+        compile(block, "README.md agent frameworks", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
