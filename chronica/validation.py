@@ -298,6 +298,9 @@ def build_query(
             raise InvalidQuery(f"max_tokens must be 0 or more, not {max_tokens}")
     if before is not None and not isinstance(before, str):
         raise InvalidQuery(f"before must be an actum ID (a string), not {type(before).__name__}")
+    if before is not None and not storable(before):
+        # No store can hold such an ID, so it names no actum.
+        raise InvalidQuery(f"before={before[:40]!r} is not an actum of this chronicum")
     return ActaQuery(
         kinds=_members(ActumKind, "kind", kinds),
         actor_kinds=_members(ActorKind, "actor_kind", actor_kinds),

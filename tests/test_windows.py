@@ -153,7 +153,7 @@ class TestBefore:
     def test_an_unknown_actum_is_invalid_query(self, chronicarius):
         record_dinner(chronicarius)
         other = chronicarius.record_actum(OWNER, scenario.booking_reply(chronicum_id="other"))
-        for before in ("no-such-actum", other.id):
+        for before in ("no-such-actum", other.id, "actum\x00", "\ud800", "x" * 256):
             with pytest.raises(InvalidQuery, match="before"):
                 chronicarius.get_acta(OWNER, CHRONICUM, before=before)
 
