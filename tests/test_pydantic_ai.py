@@ -24,7 +24,13 @@ from pydantic_ai.conversation_store import (
     InMemoryConversationStore,
 )
 from pydantic_ai.exceptions import UserError
-from pydantic_ai.messages import ModelMessagesTypeAdapter, ModelRequest, UserPromptPart
+from pydantic_ai.messages import (
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    ToolCallPart,
+    UserPromptPart,
+)
 from pydantic_ai.usage import RunUsage
 
 from chronica import (
@@ -454,8 +460,17 @@ class TestMessagesAreActa:
             assert texts(loaded) == [f"turn {n}" for n in range(length - 20, length)]
             return len(captured)
 
-        # One query for the record, one for the chain of entries, the window of acta.
-        assert queries_to_load("short", 30) == queries_to_load("long", 600) <= 4
+        # One query for the record, one for the chain of entries, one window of acta.
+        assert queries_to_load("short", 30) == queries_to_load("long", 600) == 3
+
+    def test_tool_arguments_come_back_equal_in_any_key_order(self, chronica_store):
+        call = ModelResponse(
+            parts=[ToolCallPart("search", {"quiet": True, "party": 4, "area": "Kemang"})],
+            model_name="search",
+        )
+        first = saved(chronica_store, [ask("A table?"), call])
+
+        assert run(chronica_store.load)(CONVERSATION).messages == first.messages
 
 
 class TestChronicaRules:
@@ -531,6 +546,27 @@ class TestChronicaRules:
         assert run(chronica_store.load)(CONVERSATION) is None
         assert run(chronica_store.list_conversations)() == []
         saved(chronica_store, [ask("Again?")])  # the ID is free again
+
+    def test_a_chronicum_of_the_same_owner_takes_the_conversation_in(self, chronica_store):
+        first, *_ = services.record_acta(OWNER, scenario.acta())
+
+        dinner = saved(chronica_store, [booking_reply()], scope=OWNER)
+
+        assert run(chronica_store.load)(CONVERSATION).messages == dinner.messages
+        acta = services.get_acta(OWNER, CONVERSATION)
+        assert len(acta) == 8
+        assert acta[0] == first
+
+    def test_a_chronicum_deleted_with_plain_sql_leaves_a_record_to_delete(self, chronica_store):
+        saved(chronica_store, seven())
+        with connection.cursor() as cursor:  # as a writer that knows only the seed's tables
+            cursor.execute("DELETE FROM acta WHERE chronicum_id = %s", [CONVERSATION])
+            cursor.execute("DELETE FROM chronica WHERE id = %s", [CONVERSATION])
+
+        with pytest.raises(ChronicumNotFound):
+            run(chronica_store.load)(CONVERSATION)
+        run(chronica_store.delete)(CONVERSATION)
+        assert run(chronica_store.load)(CONVERSATION) is None
 
     def test_a_popped_message_is_named_when_the_conversation_is_loaded(self, chronica_store):
         saved(chronica_store, seven())
