@@ -24,11 +24,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import IntegrityError, connections, transaction
+from django.db import IntegrityError, OperationalError, connections, transaction
 from django.db.models import F
 from pydantic import TypeAdapter
 from pydantic_ai.conversation_store import (
@@ -107,6 +107,7 @@ _NO_LIMIT = 2**62
 # A bulk insert of entries in pieces: a statement with server-side binding takes at
 # most 65,535 parameters.
 _ENTRIES_PER_INSERT = 2000
+_SQLITE_LOCK_ATTEMPTS = 6
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -297,51 +298,61 @@ class ChronicaConversationStore(ConversationStore):
             if not record.scope:
                 raise InvalidActum("scope is empty: chronica's owner must name someone")
         stored = _RECORDS.dump_python(record, mode="json")
+        human = record.scope or "user"
+        acta = [actum_of(e.message, conversation_id, human) for e in new_entries]
         alias = pydantic_ai_records.database()
+        _in_transaction(
+            alias, lambda: self._write(alias, record, stored, new_entries, acta, expected_revision)
+        )
+
+    def _write(
+        self,
+        alias: str,
+        record: ConversationRecord,
+        stored: Any,
+        new_entries: list[ConversationEntry],
+        acta: list[Actum],
+        expected_revision: str | None,
+    ) -> None:
+        conversation_id = record.conversation_id
         rows = PydanticAIConversation.objects.using(alias)
         # Every path starts with a write: the revision check takes the row's lock (on
         # SQLite the database's write lock) before anything is read, so two writers of
         # one revision queue, and the second finds the revision changed.
-        with transaction.atomic(using=alias):
-            if expected_revision is None:
-                owner_id = self._owner(record.scope)
-                try:
-                    with transaction.atomic(using=alias):
-                        rows.create(
-                            conversation_id=conversation_id,
-                            owner_id=owner_id,
-                            scope=record.scope,
-                            revision=record.revision,
-                            updated_at=record.updated_at,
-                            record=stored,
-                        )
-                except IntegrityError:
-                    raise ConversationConflict(conversation_id) from None
-                self._claim_chronicum(owner_id, conversation_id)
-            else:
-                updated = rows.filter(
-                    conversation_id=conversation_id, revision=expected_revision
-                ).update(
-                    revision=record.revision,
-                    updated_at=record.updated_at,
-                    scope=record.scope,
-                    record=stored,
-                )
-                if not updated:
-                    raise ConversationConflict(conversation_id)
-                owner_id = rows.values_list("owner_id", flat=True).get(
-                    conversation_id=conversation_id
-                )
-            if new_entries:
-                human = record.scope or "user"
-                acta = [actum_of(e.message, conversation_id, human) for e in new_entries]
-                links = [(e.id, e.parent_id) for e in new_entries]
-                self._append(alias, owner_id, conversation_id, links, acta)
-            head_id = record.head_id
-            if head_id is not None and not any(e.id == head_id for e in new_entries):
-                entries = PydanticAIEntry.objects.using(alias)
-                if not entries.filter(conversation_id=conversation_id, entry_id=head_id).exists():
-                    self._copy_history(alias, owner_id, record)
+        if expected_revision is None:
+            owner_id = self._owner(record.scope)
+            try:
+                with transaction.atomic(using=alias):
+                    rows.create(
+                        conversation_id=conversation_id,
+                        owner_id=owner_id,
+                        scope=record.scope,
+                        revision=record.revision,
+                        updated_at=record.updated_at,
+                        record=stored,
+                    )
+            except IntegrityError:
+                raise ConversationConflict(conversation_id) from None
+            self._claim_chronicum(owner_id, conversation_id)
+        else:
+            current = rows.filter(conversation_id=conversation_id, revision=expected_revision)
+            updated = current.update(
+                revision=record.revision,
+                updated_at=record.updated_at,
+                scope=record.scope,
+                record=stored,
+            )
+            if not updated:
+                raise ConversationConflict(conversation_id)
+            owner_id = rows.values_list("owner_id", flat=True).get(conversation_id=conversation_id)
+        if new_entries:
+            links = [(e.id, e.parent_id) for e in new_entries]
+            self._append(alias, owner_id, conversation_id, links, acta)
+        head_id = record.head_id
+        if head_id is not None and not any(e.id == head_id for e in new_entries):
+            entries = PydanticAIEntry.objects.using(alias)
+            if not entries.filter(conversation_id=conversation_id, entry_id=head_id).exists():
+                self._copy_history(alias, owner_id, record)
 
     def _claim_chronicum(self, owner_id: str, conversation_id: str) -> None:
         """The conversation's chronicum: created for ``owner_id``, or already theirs."""
@@ -404,8 +415,9 @@ class ChronicaConversationStore(ConversationStore):
         rows = PydanticAIConversation.objects.using(alias).filter(
             conversation_id=conversation_id, revision=expected_revision
         )
-        with transaction.atomic(using=alias):
-            # A write first, for the row's lock (see _store_record).
+
+        def drop() -> None:
+            # A write first, for the row's lock (see _write).
             if not rows.update(revision=F("revision")):
                 raise ConversationConflict(conversation_id)
             owner_id = rows.values_list("owner_id", flat=True).get()
@@ -413,6 +425,33 @@ class ChronicaConversationStore(ConversationStore):
             # Gone already, or someone else's by now: either way not this conversation's.
             with contextlib.suppress(ChronicumNotFound):
                 services.delete_chronicum(owner_id, conversation_id)
+
+        _in_transaction(alias, drop)
+
+
+def _in_transaction(alias: str, write: Callable[[], None]) -> None:
+    """Run ``write`` in a transaction of its own, or in the caller's.
+
+    On SQLite a writer waits for the write lock until the busy timeout (5 s with
+    Django's defaults), which many writers on a loaded machine outlast. A transaction
+    of our own that gave up waiting kept nothing, so it is tried again; inside a
+    caller's transaction the error is the caller's.
+    """
+    connection = connections[alias]
+    ours = not connection.in_atomic_block
+    for attempt in range(_SQLITE_LOCK_ATTEMPTS):
+        try:
+            with transaction.atomic(using=alias):
+                write()
+            return
+        except OperationalError as exc:
+            if (
+                connection.vendor != "sqlite"
+                or not ours
+                or "locked" not in str(exc)
+                or attempt == _SQLITE_LOCK_ATTEMPTS - 1
+            ):
+                raise
 
 
 # -- one message, one actum -----------------------------------------------------------
