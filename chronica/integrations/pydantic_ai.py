@@ -1,0 +1,534 @@
+"""PydanticAI conversations kept in chronica: ``ChronicaConversationStore``.
+
+``pip install "chronica[pydantic-ai]"``, then use it like PydanticAI's own
+``InMemoryConversationStore``::
+
+    store = ChronicaConversationStore()
+    conversation = await store.load(conversation_id, scope=owner_id) or Conversation(
+        conversation_id=conversation_id
+    )
+    result = await agent.run(prompt, conversation=conversation)
+    await store.save(result, scope=owner_id)
+
+A conversation is the chronicum of the same ID, owned by its ``scope`` (a conversation
+saved without one belongs to ``unscoped_owner_id``). Each message is one actum of it,
+recorded through ``chronica.services``: its kind and actor from the message's parts,
+``call_id`` from its tool call, ``content`` the text people read, ``data`` the message
+as PydanticAI serialises it. The conversation's record (head, revision, branches,
+usage) and its entries (which actum holds each message, and the entry before it) live
+in two side tables in the same database, written in the same transaction as the acta.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db import IntegrityError, OperationalError, connections, transaction
+from django.db.models import F
+from pydantic import TypeAdapter
+from pydantic_ai.conversation_store import (
+    ConversationConflict,
+    ConversationEntry,
+    ConversationRecord,
+    ConversationStore,
+)
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from .. import services
+from ..errors import ChronicumExists, ChronicumNotFound, InvalidActum, InvalidQuery
+from ..models import PydanticAIConversation, PydanticAIEntry
+from ..validation import check_chronicum_id, check_identifier
+from ..values import ActorKind, Actum, ActumKind
+from . import pydantic_ai_records
+
+__all__ = ["ChronicaConversationStore"]
+
+_RECORDS: TypeAdapter[ConversationRecord] = TypeAdapter(ConversationRecord)
+ENTRIES = PydanticAIEntry._meta.db_table
+CONVERSATIONS = PydanticAIConversation._meta.db_table
+
+# The conversation whose record this task read last. PydanticAI asks for a history by
+# its newest entry alone, and a fork holds copies of its source's entries under the
+# same IDs: the copy in the conversation being read is the one to follow.
+_reading: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "chronica_pydantic_ai_reading", default=None
+)
+
+# The chain of entries ending at one, newest first, at most %s of them, with the
+# conversation's owner, and (on the newest) the actum of the entry written after it.
+# The anchor prefers the copy in the conversation being read, else the oldest copy.
+# The next entry is found with conversation_id as a range, ordered by (conversation_id,
+# seq): PostgreSQL then walks the (conversation_id, seq) index; with an equality it
+# orders by seq alone and walks the primary key through every later conversation
+# (60 ms instead of 0.1 ms behind a 100k conversation; BENCHMARKS.md).
+_CHAIN = f"""
+WITH RECURSIVE chain(conversation_id, entry_id, parent_id, actum_id, seq, depth) AS (
+    SELECT conversation_id, entry_id, parent_id, actum_id, seq, 1 FROM {ENTRIES}
+    WHERE seq = (
+        SELECT seq FROM {ENTRIES} WHERE entry_id = %s
+        ORDER BY CASE WHEN conversation_id = %s THEN 0 ELSE 1 END, seq LIMIT 1)
+    UNION ALL
+    SELECT e.conversation_id, e.entry_id, e.parent_id, e.actum_id, e.seq, chain.depth + 1
+    FROM chain JOIN {ENTRIES} e
+        ON e.conversation_id = chain.conversation_id AND e.entry_id = chain.parent_id
+    WHERE chain.depth < %s
+)
+SELECT chain.conversation_id, c.owner_id, chain.entry_id, chain.parent_id, chain.actum_id,
+    chain.seq,
+    CASE WHEN chain.depth = 1 THEN (
+        SELECT n.actum_id FROM {ENTRIES} n
+        WHERE n.conversation_id >= chain.conversation_id
+            AND n.conversation_id <= chain.conversation_id AND n.seq > chain.seq
+        ORDER BY n.conversation_id, n.seq LIMIT 1) END
+FROM chain JOIN {CONVERSATIONS} c ON c.conversation_id = chain.conversation_id
+ORDER BY chain.depth DESC
+"""
+_NEXT_ACTUM = (
+    f"SELECT actum_id FROM {ENTRIES} WHERE conversation_id >= %s AND conversation_id <= %s"
+    " AND seq > %s ORDER BY conversation_id, seq LIMIT 1"
+)
+_NO_LIMIT = 2**62
+# A bulk insert of entries in pieces: a statement with server-side binding takes at
+# most 65,535 parameters.
+_ENTRIES_PER_INSERT = 2000
+_SQLITE_LOCK_ATTEMPTS = 6
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Link:
+    """One entry of a chain as the side table holds it."""
+
+    entry_id: str
+    parent_id: str | None
+    actum_id: str
+    seq: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Chain:
+    """A chain of entries, oldest first, in the conversation that holds it."""
+
+    conversation_id: str
+    owner_id: str
+    links: list[_Link]
+    after: str | None  # the actum of the entry written after the newest link, if any
+
+
+class ChronicaConversationStore(ConversationStore):
+    """A PydanticAI ``ConversationStore`` on chronica's configured store.
+
+    ``scope`` is chronica's owner: a conversation saved with a scope is a chronicum of
+    that owner, and ``scope=`` on a read keeps a conversation to its owner as PydanticAI
+    does. A conversation saved without a scope belongs to ``unscoped_owner_id``.
+
+    It needs ``chronica.stores.db.DjangoStore`` (the default store): the record and the
+    acta are written in one transaction of its database. Where it differs from
+    ``InMemoryConversationStore`` (forks copy, delete erases, what chronica refuses),
+    see the README.
+    """
+
+    def __init__(self, *, unscoped_owner_id: str = "pydantic-ai") -> None:
+        check_identifier("unscoped_owner_id", unscoped_owner_id)
+        if not unscoped_owner_id:
+            raise ValueError("unscoped_owner_id is empty")
+        self.unscoped_owner_id = unscoped_owner_id
+
+    def __repr__(self) -> str:
+        return f"<ChronicaConversationStore unscoped_owner_id={self.unscoped_owner_id!r}>"
+
+    # -- the storage primitives PydanticAI builds on ------------------------------
+
+    async def read_record(self, conversation_id: str) -> ConversationRecord | None:
+        _reading.set(conversation_id)
+        return await sync_to_async(self._load_record)(conversation_id)
+
+    async def read_records(
+        self, *, scope: str | None = None, limit: int | None = None
+    ) -> Sequence[ConversationRecord]:
+        return await sync_to_async(self._load_records)(scope, limit)
+
+    async def write_record(
+        self,
+        record: ConversationRecord,
+        *,
+        new_entries: Sequence[ConversationEntry] = (),
+        expected_revision: str | None,
+    ) -> None:
+        await sync_to_async(self._store_record)(record, list(new_entries), expected_revision)
+
+    async def delete_record(self, conversation_id: str, *, expected_revision: str) -> None:
+        await sync_to_async(self._drop_record)(conversation_id, expected_revision)
+
+    async def read_entry(self, entry_id: str) -> ConversationEntry:
+        entries = await sync_to_async(self._entries_to)(entry_id, 1, _reading.get())
+        if not entries:
+            raise KeyError(entry_id)
+        return entries[0]
+
+    async def read_history(
+        self, head_id: str | None, *, limit: int | None = None
+    ) -> list[ConversationEntry]:
+        """The entries up to ``head_id``, oldest first (the last ``limit``): one query
+        for the chain of entries, one window of acta for the messages."""
+        if head_id is None or limit == 0:
+            return []
+        return await sync_to_async(self._entries_to)(head_id, limit, _reading.get())
+
+    # -- reading -------------------------------------------------------------------
+
+    def _load_record(self, conversation_id: str) -> ConversationRecord | None:
+        stored = (
+            PydanticAIConversation.objects.using(pydantic_ai_records.database())
+            .filter(conversation_id=conversation_id)
+            .values_list("record", flat=True)
+            .first()
+        )
+        return None if stored is None else _RECORDS.validate_python(stored)
+
+    def _load_records(self, scope: str | None, limit: int | None) -> list[ConversationRecord]:
+        rows = PydanticAIConversation.objects.using(pydantic_ai_records.database()).order_by(
+            "-updated_at"
+        )
+        if scope is not None:
+            rows = rows.filter(scope=scope)
+        stored = rows.values_list("record", flat=True)
+        if limit is not None:
+            stored = stored[:limit]
+        return [_RECORDS.validate_python(record) for record in stored]
+
+    def _entries_to(
+        self, head_id: str, limit: int | None, prefer: str | None
+    ) -> list[ConversationEntry]:
+        chain = self._chain(head_id, limit, prefer)
+        if chain is None:
+            raise KeyError(head_id)
+        acta = self._acta_of(chain)
+        messages = ModelMessagesTypeAdapter.validate_python([actum.data for actum in acta])
+        return [
+            ConversationEntry(id=link.entry_id, parent_id=link.parent_id, message=message)
+            for link, message in zip(chain.links, messages, strict=True)
+        ]
+
+    def _chain(self, head_id: str, limit: int | None, prefer: str | None) -> _Chain | None:
+        """The entries up to ``head_id`` (the last ``limit``), in one query."""
+        depth = _NO_LIMIT if limit is None else limit
+        with connections[pydantic_ai_records.database()].cursor() as cursor:
+            cursor.execute(_CHAIN, [head_id, prefer or "", depth])
+            rows = cursor.fetchall()
+        if not rows:
+            return None
+        links = [_Link(row[2], row[3], row[4], row[5]) for row in rows]
+        return _Chain(rows[0][0], rows[0][1], links, rows[-1][6])
+
+    def _acta_of(self, chain: _Chain) -> list[Actum]:
+        """The acta holding the chain's messages, oldest first.
+
+        The chain's acta are in write order, but other acta may sit between them:
+        branches the conversation left, acta recorded into the chronicum by others.
+        Each window ends at the actum written after the newest link still wanted, so
+        a linear conversation takes one window of exactly its chain.
+        """
+        links = chain.links
+        found: list[Actum | None] = [None] * len(links)
+        wanted = len(links) - 1
+        before, size = chain.after, len(links)
+        while wanted >= 0:
+            try:
+                window = services.get_acta(
+                    chain.owner_id, chain.conversation_id, last_n=size, before=before
+                )
+            except InvalidQuery:
+                window = []  # the actum to read before is gone (popped)
+            if not window:
+                raise KeyError(links[wanted].entry_id)
+            matched = False
+            for actum in reversed(window):
+                if wanted >= 0 and actum.id == links[wanted].actum_id:
+                    found[wanted] = actum
+                    wanted -= 1
+                    matched = True
+            if wanted < 0:
+                break
+            if matched:
+                # Jump over what lies between (a branch left, say) to the next link.
+                before = self._next_actum(chain.conversation_id, links[wanted].seq)
+                size = wanted + 1
+            else:
+                # Only acta the conversation did not write: page back past them.
+                before, size = window[0].id, max(size * 2, 100)
+        return [actum for actum in found if actum is not None]
+
+    def _next_actum(self, conversation_id: str, seq: int) -> str | None:
+        with connections[pydantic_ai_records.database()].cursor() as cursor:
+            cursor.execute(_NEXT_ACTUM, [conversation_id, conversation_id, seq])
+            row = cursor.fetchone()
+        return None if row is None else str(row[0])
+
+    # -- writing -------------------------------------------------------------------
+
+    def _owner(self, scope: str | None) -> str:
+        return self.unscoped_owner_id if scope is None else scope
+
+    def _store_record(
+        self,
+        record: ConversationRecord,
+        new_entries: list[ConversationEntry],
+        expected_revision: str | None,
+    ) -> None:
+        conversation_id = record.conversation_id
+        check_chronicum_id(conversation_id)
+        if record.scope is not None:
+            check_identifier("scope", record.scope)
+            if not record.scope:
+                raise InvalidActum("scope is empty: chronica's owner must name someone")
+        stored = _RECORDS.dump_python(record, mode="json")
+        human = record.scope or "user"
+        acta = [actum_of(e.message, conversation_id, human) for e in new_entries]
+        alias = pydantic_ai_records.database()
+        _in_transaction(
+            alias, lambda: self._write(alias, record, stored, new_entries, acta, expected_revision)
+        )
+
+    def _write(
+        self,
+        alias: str,
+        record: ConversationRecord,
+        stored: Any,
+        new_entries: list[ConversationEntry],
+        acta: list[Actum],
+        expected_revision: str | None,
+    ) -> None:
+        conversation_id = record.conversation_id
+        rows = PydanticAIConversation.objects.using(alias)
+        # Every path starts with a write: the revision check takes the row's lock (on
+        # SQLite the database's write lock) before anything is read, so two writers of
+        # one revision queue, and the second finds the revision changed.
+        if expected_revision is None:
+            owner_id = self._owner(record.scope)
+            try:
+                with transaction.atomic(using=alias):
+                    rows.create(
+                        conversation_id=conversation_id,
+                        owner_id=owner_id,
+                        scope=record.scope,
+                        revision=record.revision,
+                        updated_at=record.updated_at,
+                        record=stored,
+                    )
+            except IntegrityError:
+                raise ConversationConflict(conversation_id) from None
+            self._claim_chronicum(owner_id, conversation_id)
+        else:
+            current = rows.filter(conversation_id=conversation_id, revision=expected_revision)
+            updated = current.update(
+                revision=record.revision,
+                updated_at=record.updated_at,
+                scope=record.scope,
+                record=stored,
+            )
+            if not updated:
+                raise ConversationConflict(conversation_id)
+            owner_id = rows.values_list("owner_id", flat=True).get(conversation_id=conversation_id)
+        if new_entries:
+            links = [(e.id, e.parent_id) for e in new_entries]
+            self._append(alias, owner_id, conversation_id, links, acta)
+        head_id = record.head_id
+        if head_id is not None and not any(e.id == head_id for e in new_entries):
+            entries = PydanticAIEntry.objects.using(alias)
+            if not entries.filter(conversation_id=conversation_id, entry_id=head_id).exists():
+                self._copy_history(alias, owner_id, record)
+
+    def _claim_chronicum(self, owner_id: str, conversation_id: str) -> None:
+        """The conversation's chronicum: created for ``owner_id``, or already theirs."""
+        try:
+            services.create_chronicum(owner_id, conversation_id)
+        except ChronicumExists:
+            try:
+                services.get_chronicum(owner_id, conversation_id)
+            except ChronicumNotFound:
+                # Someone else's chronicum: the ID is taken, as for any conversation.
+                raise ConversationConflict(conversation_id) from None
+
+    def _append(
+        self,
+        alias: str,
+        owner_id: str,
+        conversation_id: str,
+        links: list[tuple[str, str | None]],
+        acta: list[Actum],
+    ) -> None:
+        """Record ``acta`` and the entries ``links`` (entry ID, parent ID) they hold."""
+        try:
+            stored = services.record_acta(owner_id, acta)
+        except ChronicumNotFound:
+            # The chronicum was deleted and taken by another owner since the record was.
+            raise ConversationConflict(conversation_id) from None
+        PydanticAIEntry.objects.using(alias).bulk_create(
+            [
+                PydanticAIEntry(
+                    conversation_id=conversation_id,
+                    entry_id=entry_id,
+                    parent_id=parent_id,
+                    actum_id=actum.id,
+                )
+                for (entry_id, parent_id), actum in zip(links, stored, strict=True)
+            ],
+            batch_size=_ENTRIES_PER_INSERT,
+        )
+
+    def _copy_history(self, alias: str, owner_id: str, record: ConversationRecord) -> None:
+        """A fork: copy the history it keeps, entry IDs and all, into its own chronicum."""
+        assert record.head_id is not None
+        chain = self._chain(record.head_id, None, record.forked_from)
+        if chain is None:
+            # The entry went with a conversation deleted meanwhile.
+            raise ConversationConflict(record.conversation_id)
+        try:
+            acta = self._acta_of(chain)
+        except LookupError:
+            raise ConversationConflict(record.conversation_id) from None
+        copies = [
+            dataclasses.replace(actum, chronicum_id=record.conversation_id, id="", at=None)
+            for actum in acta
+        ]
+        links = [(link.entry_id, link.parent_id) for link in chain.links]
+        self._append(alias, owner_id, record.conversation_id, links, copies)
+
+    def _drop_record(self, conversation_id: str, expected_revision: str) -> None:
+        alias = pydantic_ai_records.database()
+        rows = PydanticAIConversation.objects.using(alias).filter(
+            conversation_id=conversation_id, revision=expected_revision
+        )
+
+        def drop() -> None:
+            # A write first, for the row's lock (see _write).
+            if not rows.update(revision=F("revision")):
+                raise ConversationConflict(conversation_id)
+            owner_id = rows.values_list("owner_id", flat=True).get()
+            rows.delete()
+            # Gone already, or someone else's by now: either way not this conversation's.
+            with contextlib.suppress(ChronicumNotFound):
+                services.delete_chronicum(owner_id, conversation_id)
+
+        _in_transaction(alias, drop)
+
+
+def _in_transaction(alias: str, write: Callable[[], None]) -> None:
+    """Run ``write`` in a transaction of its own, or in the caller's.
+
+    On SQLite a writer waits for the write lock until the busy timeout (5 s with
+    Django's defaults), which many writers on a loaded machine outlast. A transaction
+    of our own that gave up waiting kept nothing, so it is tried again; inside a
+    caller's transaction the error is the caller's.
+    """
+    connection = connections[alias]
+    ours = not connection.in_atomic_block
+    for attempt in range(_SQLITE_LOCK_ATTEMPTS):
+        try:
+            with transaction.atomic(using=alias):
+                write()
+            return
+        except OperationalError as exc:
+            if (
+                connection.vendor != "sqlite"
+                or not ours
+                or "locked" not in str(exc)
+                or attempt == _SQLITE_LOCK_ATTEMPTS - 1
+            ):
+                raise
+
+
+# -- one message, one actum -----------------------------------------------------------
+
+
+def actum_of(message: ModelMessage, chronicum_id: str, human: str) -> Actum:
+    """The actum that holds ``message``: its kind and actor from its parts.
+
+    A tool call makes a tool request and a tool return a tool response (``call_id``
+    the first call's ID, so that chronica pairs them); thinking alone is a thought; a
+    user prompt is ``human``'s message, other requests the system's, other responses
+    the model's. ``data`` is the message as PydanticAI serialises it.
+    """
+    data = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
+    if isinstance(message, ModelRequest):
+        kind, actor_kind, actor, call_id, text = _request(message, human)
+    elif isinstance(message, ModelResponse):
+        kind, actor_kind, actor, call_id, text = _response(message)
+    else:  # pragma: no cover - ModelMessage is a closed union
+        raise TypeError(f"not a PydanticAI message: {type(message).__name__}")
+    return Actum(
+        chronicum_id=chronicum_id,
+        kind=kind,
+        actor_kind=actor_kind,
+        actor=actor,
+        # A message or a thought needs text; a response of files alone has none.
+        content=text or f"({message.kind} with no text)",
+        call_id=_identifier(call_id, ""),
+        data=data,
+    )
+
+
+_Shape = tuple[ActumKind, ActorKind, str, str, str]
+
+
+def _request(message: ModelRequest, human: str) -> _Shape:
+    returns = [part for part in message.parts if isinstance(part, ToolReturnPart)]
+    if returns:
+        texts = [part.model_response_str() for part in returns]
+        actor = _identifier(returns[0].tool_name, "tool")
+        call_id = returns[0].tool_call_id
+        return ActumKind.TOOL_RESPONSE, ActorKind.SYSTEM, actor, call_id, "\n".join(texts)
+    prompts = [part for part in message.parts if isinstance(part, UserPromptPart)]
+    if prompts:
+        text = "\n".join(_prompt_text(part.content) for part in prompts)
+        return ActumKind.MESSAGE, ActorKind.HUMAN, _identifier(human, "user"), "", text
+    texts = [part.content for part in message.parts if isinstance(part, SystemPromptPart)]
+    return ActumKind.MESSAGE, ActorKind.SYSTEM, "system", "", "\n".join(texts)
+
+
+def _response(message: ModelResponse) -> _Shape:
+    actor = _identifier(message.model_name or "", "agent")
+    calls = [part for part in message.parts if isinstance(part, ToolCallPart)]
+    if calls:
+        text = "\n".join(f"{part.tool_name}({part.args_as_json_str()})" for part in calls)
+        return ActumKind.TOOL_REQUEST, ActorKind.AGENT, actor, calls[0].tool_call_id, text
+    texts = [part.content for part in message.parts if isinstance(part, TextPart)]
+    if not texts:
+        thoughts = [part.content for part in message.parts if isinstance(part, ThinkingPart)]
+        if thoughts:
+            return ActumKind.THOUGHT, ActorKind.AGENT, actor, "", "\n".join(thoughts)
+    return ActumKind.MESSAGE, ActorKind.AGENT, actor, "", "\n".join(texts)
+
+
+def _prompt_text(content: str | Iterable[Any]) -> str:
+    if isinstance(content, str):
+        return content
+    return " ".join(
+        item if isinstance(item, str) else f"[{getattr(item, 'kind', type(item).__name__)}]"
+        for item in content
+    )
+
+
+def _identifier(value: str, fallback: str) -> str:
+    """``value`` if chronica takes it as an actor or a call ID, else ``fallback``."""
+    try:
+        check_identifier("actor", value)
+    except InvalidActum:
+        return fallback
+    return value or fallback
