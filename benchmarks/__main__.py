@@ -27,6 +27,8 @@ CASES = (
     "listing",
     "delete",
     "tokens",
+    "agents",
+    "pydantic-ai",
 )
 
 
@@ -148,6 +150,14 @@ def main(argv: list[str]) -> int:
         rows += cases.memory()
     if "tokens" in only:
         rows += cases.estimate()
+    if "agents" in only:
+        from . import openai_agents
+
+        rows += openai_agents.run(quick=args.quick, load=not args.no_load)
+    if "pydantic-ai" in only:
+        from . import pydantic_ai
+
+        rows += pydantic_ai.measure(ops=ops, n_rounds=n_rounds, reload=not args.no_load)
     rows.sort(key=lambda row: int(row.case.split()[0]))
 
     report = [

@@ -177,7 +177,7 @@ def run(*, quick: bool = False, load: bool = True) -> list[Any]:
             session.close()
         loop.close()
 
-    case = "6 openai-agents"
+    case = "11 openai-agents"
     rows = []
     for what, got in (
         ("get_items(limit=20) on 100k items", reads),

@@ -174,24 +174,24 @@ def measure(*, ops: int, n_rounds: int, reload: bool = True) -> list[Any]:
     against = paired_ratio(got["in-memory 100k"], got["chronica 100k"])  # our latency / theirs
     growth = paired_ratio(got["chronica 100"], got["chronica 100k"])  # latency 100k / 100
     rows += [
-        Row("6 pydantic-ai", "load(limit=20), 100 messages", latency("chronica 100")),
+        Row("12 pydantic-ai", "load(limit=20), 100 messages", latency("chronica 100")),
         Row(
-            "6 pydantic-ai",
+            "12 pydantic-ai",
             "load(limit=20), 100k messages; floor: InMemoryConversationStore",
             latency("chronica 100k"),
             latency("in-memory 100k"),
             f"{against:.2f}x the time",
         ),
         Row(
-            "6 pydantic-ai",
+            "12 pydantic-ai",
             "latency 100k / 100",
             ratio=f"{growth:.2f}",
             target="<= 1.30",
             met=_met(growth <= 1.3),
         ),
-        Row("6 pydantic-ai", "load() of all 100k messages, once", f"{whole_seconds:.1f} s"),
+        Row("12 pydantic-ai", "load() of all 100k messages, once", f"{whole_seconds:.1f} s"),
         Row(
-            "6 pydantic-ai",
+            "12 pydantic-ai",
             "next entry found on (conversation_id, seq)",
             target="index",
             met=_met(next_entry_on_index(store)),

@@ -8,3 +8,4 @@ class ChronicaConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers the system checks)
+        from .integrations import pydantic_ai_records  # noqa: F401  (a record goes with its chronicum)

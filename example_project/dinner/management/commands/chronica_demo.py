@@ -20,6 +20,8 @@ from rest_framework.authtoken.models import Token
 
 from chronica import Actum, ChronicumNotFound, services
 from example_project.dinner.agents import AGENTS
+from example_project.dinner.openai_flow import book_with_agents
+from example_project.dinner.pydantic_flow import pydantic_dinner
 from example_project.dinner.scenario import (
     BOOKING_REPLY_KEY,
     BOOKING_REPLY_REWORDED,
@@ -92,6 +94,16 @@ class Command(BaseCommand):
             self.say("")
 
         self.retry_booking_reply(owner_id, chronicum_id)
+
+        agents_chronicum = f"{chronicum_id}-agents"
+        self.say(
+            "The booking as an OpenAI Agents SDK run (scripted models, no network),"
+            f" in {agents_chronicum}, each item under the agent that produced it:"
+        )
+        for actum in book_with_agents(owner_id, agents_chronicum):
+            self.say(line(actum))
+        self.say("")
+        self.say("\n".join(pydantic_dinner(owner_id)) + "\n")
 
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         links = [
