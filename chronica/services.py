@@ -396,15 +396,11 @@ class Chronicarius:
 
 def _send(signal: Any, **kwargs: Any) -> None:
     # A receiver that fails must not undo or un-acknowledge a write that has
-    # committed: its error is logged, and the other receivers still run.
-    for receiver, result in signal.send_robust(sender=Chronicarius, **kwargs):
-        if isinstance(result, Exception):
-            logger.error(
-                "chronica: receiver %r of %s failed",
-                receiver,
-                signal.name,
-                exc_info=(type(result), result, result.__traceback__),
-            )
+    # committed: the signal logs each failing receiver and runs the others.
+    try:
+        signal.send_robust(sender=Chronicarius, **kwargs)
+    except Exception:
+        logger.exception("chronica: sending %s failed", signal.name)
 
 
 # -- the configured Chronicarius ------------------------------------------

@@ -10,11 +10,32 @@ undo the write, and the caller is not told: the error is logged on the
 ``chronica`` logger and the other receivers still run.
 """
 
+import logging
+from typing import Any
+
 from django.dispatch import Signal
 
 __all__ = ["actum_recorded", "chronicum_deleted"]
 
-actum_recorded = Signal()
-actum_recorded.name = "actum_recorded"  # type: ignore[attr-defined]
-chronicum_deleted = Signal()
-chronicum_deleted.name = "chronicum_deleted"  # type: ignore[attr-defined]
+logger = logging.getLogger("chronica")
+
+
+class _RobustSignal(Signal):
+    """A Signal whose ``send_robust`` logs a failing receiver on the ``chronica`` logger.
+
+    Django's own logging reads the receiver's ``__qualname__``, which a callable
+    object or a ``functools.partial`` lacks: the AttributeError would escape from
+    ``send_robust``, skip the other receivers and reach the writer after its
+    commit. tests/test_signals.py connects such a receiver.
+    """
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def _log_robust_failure(self, receiver: Any, err: Exception) -> None:
+        logger.error("chronica: receiver %r of %s failed", receiver, self.name, exc_info=err)
+
+
+actum_recorded = _RobustSignal("actum_recorded")
+chronicum_deleted = _RobustSignal("chronicum_deleted")
