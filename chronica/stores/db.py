@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
 from django.db import (
@@ -173,6 +173,24 @@ _NEWEST_SEQ = (
 )
 
 
+Statement = tuple[str, Sequence[Any]]
+Plan = Generator[Statement, list[tuple[Any, ...]], _T]
+"""The statements of one store call, each sent the rows of the one before, returning
+the call's result: the same plan runs on a Django cursor and on psycopg's async one."""
+
+
+def run_plan(cursor: Any, plan: Plan[_T]) -> _T:
+    """Run ``plan`` on a DB-API cursor and return its result."""
+    rows: list[tuple[Any, ...]] | None = None
+    try:
+        while True:
+            sql, params = plan.send(rows)  # type: ignore[arg-type]
+            cursor.execute(sql, params)
+            rows = cursor.fetchall() if cursor.description is not None else []
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
 def _utc(value: Any) -> dt.datetime:
     # PostgreSQL hands back aware datetimes (or epoch microseconds where we ask for
     # them); SQLite a string; MySQL a naive UTC datetime.
@@ -323,6 +341,97 @@ def retry_when_locked(connection: BaseDatabaseWrapper, write: Callable[[], _T]) 
     raise AssertionError("unreachable")
 
 
+def _get_plan(chronicum_id: str) -> Plan[Chronicum]:
+    rows = yield _GET, [chronicum_id]
+    if not rows:
+        raise ChronicumNotFound(chronicum_id)
+    owner_id, started_at, last_activity_at = rows[0]
+    return Chronicum(chronicum_id, owner_id, _utc(started_at), _utc(last_activity_at))
+
+
+def _acta_plan(
+    chronicum_id: str, query: ActaQuery, owner_id: str | None, vendor: str
+) -> Plan[list[Actum] | None]:
+    rows = yield window_sql(chronicum_id, query, owner_id, vendor=vendor)
+    if not rows:
+        # An empty window, or no such chronicum (of this owner)?
+        if owner_id is None:
+            found = yield _EXISTS, [chronicum_id]
+        else:
+            found = yield _EXISTS_OWNED, [chronicum_id, owner_id]
+        if not found:
+            if owner_id is None:
+                raise ChronicumNotFound(chronicum_id)
+            return None
+        if query.before is not None and not (yield _ACTUM_EXISTS, [chronicum_id, query.before]):
+            raise InvalidQuery(f"before={query.before!r} is not an actum of this chronicum")
+        return []
+    rows.reverse()
+    return [_actum(chronicum_id, row) for row in rows]
+
+
+def _batch_of_plan(chronicum_id: str, key: str | None, family: str) -> Plan[list[Actum]]:
+    """The acta a keyed write stored, still there, in write order; [] if none."""
+    if key is None:
+        return []
+    prefix = key + "\n"
+    rows = yield _BY_KEY[family], [chronicum_id, key, len(prefix), prefix]
+    return [_actum(chronicum_id, row) for row in rows]
+
+
+def _arrays(
+    acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
+) -> list[list[Any]]:
+    """The batch as the arrays the PostgreSQL statement unnests, one per column."""
+    return [
+        [a.id for a in acta],
+        [a.kind.value for a in acta],
+        [a.actor_kind.value for a in acta],
+        [a.actor for a in acta],
+        [a.content for a in acta],
+        [a.call_id for a in acta],
+        [None if a.data is None else dumps_data(a.data) for a in acta],
+        list(tokens),
+        _member_keys(key, len(acta)),
+    ]
+
+
+def _pg_record_plan(
+    acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None], owner_id: str | None
+) -> Plan[Recorded | None]:
+    """A PostgreSQL write: one statement (and, for a replay, the read of the first batch)."""
+    chronicum_id = acta[0].chronicum_id
+    owner = [] if owner_id is None else [owner_id]
+    sql = _PG_RECORDS[key is not None, owner_id is not None]
+    if key is None:
+        params: list[Any] = [chronicum_id, *owner, *_arrays(acta, None, tokens)]
+    else:
+        first = acta[0]
+        data = None if first.data is None else dumps_data(first.data)
+        params = [
+            chronicum_id,
+            *owner,
+            first.id,
+            first.kind.value,
+            first.actor_kind.value,
+            first.actor,
+            first.content,
+            first.call_id,
+            data,
+            tokens[0],
+            key,
+            *_arrays(acta[1:], None, tokens[1:])[:-1],
+            _member_keys(key, len(acta))[1:],
+        ]
+    rows = yield sql, params
+    if not rows or not rows[0][1]:
+        return None  # no such chronicum (of this owner)
+    if rows[0][0] is not None:
+        at = _utc(rows[0][0])
+        return Recorded([dataclasses.replace(a, at=at) for a in acta])
+    return Recorded((yield from _batch_of_plan(chronicum_id, key, "postgresql")), replayed=True)
+
+
 class DjangoStore:
     """A chronica store on the Django database ``using`` (by default the database the
     routers choose for writing chronica), with every capability of
@@ -396,11 +505,7 @@ class DjangoStore:
 
     def get(self, chronicum_id: str) -> Chronicum:
         with self._connection().cursor() as cursor:
-            cursor.execute(_GET, [chronicum_id])
-            row = cursor.fetchone()
-        if row is None:
-            raise ChronicumNotFound(chronicum_id)
-        return Chronicum(chronicum_id, row[0], _utc(row[1]), _utc(row[2]))
+            return run_plan(cursor, _get_plan(chronicum_id))
 
     def record(self, actum: Actum) -> Actum:
         return self.record_batch([actum], None, [None]).acta[0]
@@ -489,29 +594,8 @@ class DjangoStore:
         self, chronicum_id: str, query: ActaQuery, owner_id: str | None
     ) -> list[Actum] | None:
         connection = self._connection()
-        sql, params = window_sql(chronicum_id, query, owner_id, vendor=connection.vendor)
         with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
-            if not rows:
-                # An empty window, or no such chronicum (of this owner)?
-                if owner_id is None:
-                    cursor.execute(_EXISTS, [chronicum_id])
-                else:
-                    cursor.execute(_EXISTS_OWNED, [chronicum_id, owner_id])
-                if cursor.fetchone() is None:
-                    if owner_id is None:
-                        raise ChronicumNotFound(chronicum_id)
-                    return None
-                if query.before is not None:
-                    cursor.execute(_ACTUM_EXISTS, [chronicum_id, query.before])
-                    if cursor.fetchone() is None:
-                        raise InvalidQuery(
-                            f"before={query.before!r} is not an actum of this chronicum"
-                        )
-                return []
-        rows.reverse()
-        return [_actum(chronicum_id, row) for row in rows]
+            return run_plan(cursor, _acta_plan(chronicum_id, query, owner_id, connection.vendor))
 
     # -- writing ----------------------------------------------------------------
 
@@ -529,23 +613,6 @@ class DjangoStore:
             connection, lambda: self._record_other(connection, acta, key, tokens, owner_id)
         )
 
-    @staticmethod
-    def _arrays(
-        acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
-    ) -> list[list[Any]]:
-        """The batch as the arrays the PostgreSQL statement unnests, one per column."""
-        return [
-            [a.id for a in acta],
-            [a.kind.value for a in acta],
-            [a.actor_kind.value for a in acta],
-            [a.actor for a in acta],
-            [a.content for a in acta],
-            [a.call_id for a in acta],
-            [None if a.data is None else dumps_data(a.data) for a in acta],
-            list(tokens),
-            _member_keys(key, len(acta)),
-        ]
-
     def _record_postgres(
         self,
         connection: BaseDatabaseWrapper,
@@ -554,38 +621,8 @@ class DjangoStore:
         tokens: Sequence[int | None],
         owner_id: str | None,
     ) -> Recorded | None:
-        chronicum_id = acta[0].chronicum_id
-        owner = [] if owner_id is None else [owner_id]
-        sql = _PG_RECORDS[key is not None, owner_id is not None]
-        if key is None:
-            params: list[Any] = [chronicum_id, *owner, *self._arrays(acta, None, tokens)]
-        else:
-            first = acta[0]
-            data = None if first.data is None else dumps_data(first.data)
-            params = [
-                chronicum_id,
-                *owner,
-                first.id,
-                first.kind.value,
-                first.actor_kind.value,
-                first.actor,
-                first.content,
-                first.call_id,
-                data,
-                tokens[0],
-                key,
-                *self._arrays(acta[1:], None, tokens[1:])[:-1],
-                _member_keys(key, len(acta))[1:],
-            ]
         with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            row = cursor.fetchone()
-            if row is None or not row[1]:
-                return None  # no such chronicum (of this owner)
-            if row[0] is not None:
-                at = _utc(row[0])
-                return Recorded([dataclasses.replace(a, at=at) for a in acta])
-            return Recorded(self._batch_of(cursor, chronicum_id, key), replayed=True)
+            return run_plan(cursor, _pg_record_plan(acta, key, tokens, owner_id))
 
     def _record_other(
         self,
@@ -606,7 +643,7 @@ class DjangoStore:
             if cursor.rowcount == 0:
                 return None
             if key is not None:
-                stored = self._batch_of(cursor, chronicum_id, key)
+                stored = run_plan(cursor, _batch_of_plan(chronicum_id, key, "other"))
                 if stored:
                     return Recorded(stored, replayed=True)
             now = dt.datetime.now(dt.UTC)
@@ -634,16 +671,6 @@ class DjangoStore:
                 f"UPDATE {CHRONICA} SET last_activity_at = %s WHERE id = %s", [at, chronicum_id]
             )
         return Recorded([dataclasses.replace(a, at=now) for a in acta])
-
-    @staticmethod
-    def _batch_of(cursor: Any, chronicum_id: str, key: str | None) -> list[Actum]:
-        """The acta a keyed write stored, still there, in write order; [] if none."""
-        if key is None:
-            return []
-        prefix = key + "\n"
-        cursor.execute(_BY_KEY[_family(cursor.db)], [chronicum_id, key, len(prefix), prefix])
-        rows = cursor.fetchall()
-        return [_actum(chronicum_id, row) for row in rows]
 
     @staticmethod
     def _lock(
