@@ -77,6 +77,10 @@ _INSERT_COLUMNS = (
 )
 
 # -- PostgreSQL writes ---------------------------------------------------------
+# Every write and delete also sends NOTIFY on this channel, with the chronicum's ID
+# as payload (never an actum's content). It is part of the writing transaction, so
+# only a commit wakes a follower, and only once the acta are visible.
+NOTIFY_CHANNEL = "chronica"
 # The chronicum row is locked first (UPDATE or FOR UPDATE); the acta are inserted from
 # its result, so their seq is drawn only once the lock is held. unnest(...) WITH
 # ORDINALITY keeps one statement text for any batch size, and ORDER BY n numbers the
@@ -98,7 +102,7 @@ WITH c AS (
     FROM c, {_PG_UNNEST}
     ORDER BY v.n
 )
-SELECT {_PG_MICROS.format("last_activity_at")}, true FROM c
+SELECT {_PG_MICROS.format("last_activity_at")}, true FROM c, pg_notify('{NOTIFY_CHANNEL}', c.id)
 """
 # With a key: the first actum carries it, and the rest are inserted only from the
 # first's result, so a key already used (ON CONFLICT) writes nothing at all.
@@ -120,7 +124,9 @@ WITH c AS (
     UPDATE {CHRONICA} SET last_activity_at = first.at FROM first
     WHERE {CHRONICA}.id = first.chronicum_id
 )
-SELECT (SELECT {_PG_MICROS.format("at")} FROM first), EXISTS (SELECT 1 FROM c)
+SELECT (SELECT {_PG_MICROS.format("at")}
+        FROM first, pg_notify('{NOTIFY_CHANNEL}', first.chronicum_id)),
+       EXISTS (SELECT 1 FROM c)
 """
 _OWNER = " AND owner_id = %s"
 # By (keyed, owner-scoped).
@@ -566,6 +572,8 @@ class DjangoStore:
                 self._lock(connection, cursor, chronicum_id, owner_id)
                 cursor.execute(f"DELETE FROM {ACTA} WHERE chronicum_id = %s", [chronicum_id])
                 cursor.execute(f"DELETE FROM {CHRONICA} WHERE id = %s", [chronicum_id])
+                if connection.vendor == "postgresql":
+                    cursor.execute("SELECT pg_notify(%s, %s)", [NOTIFY_CHANNEL, chronicum_id])
 
         retry_when_locked(connection, delete)
 
