@@ -1,0 +1,201 @@
+"""The asyncio path of ``DjangoStore`` on PostgreSQL: no worker thread.
+
+psycopg's async connections, from a ``psycopg_pool`` pool per event loop and
+database alias, built from that alias's Django settings the way Django's own
+backend builds its connections (NAME, USER, PASSWORD, HOST, PORT, OPTIONS and
+Django's adapters; client- or server-side binding and prepared statements as
+OPTIONS say). They run the same plans, so the same statements, as the sync path
+(``chronica.stores.db``), and a database error comes back as Django's
+(``django.db.OperationalError`` and the rest), as it does there.
+
+A pool holds up to ``CHRONICA["ASYNC_POOL_SIZE"]`` connections and is made on
+first use in an event loop. It is closed when that loop shuts down its async
+generators, as ``asyncio.run()``, ``asyncio.Runner``, uvicorn, pytest-asyncio and
+asgiref's ``async_to_sync`` do at their end: the pools of a loop are held open by
+an async generator of chronica's, and closed when the loop closes it. An event
+loop run by hand closes them with ``await close_pools()`` before it closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import weakref
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from django.db import connections, utils
+
+if TYPE_CHECKING:
+    from psycopg import AsyncConnection
+    from psycopg_pool import AsyncConnectionPool
+
+    from .db import Plan
+
+__all__ = ["available", "close_pools", "connection_params", "run"]
+
+_T = TypeVar("_T")
+
+# Seconds a call waits for a connection of the pool before it fails
+# (psycopg_pool's PoolTimeout, an OperationalError).
+CHECKOUT_TIMEOUT = 10.0
+
+# Django's classes, from the most to the least specific, as Django wraps psycopg's.
+_DJANGO_ERRORS: tuple[type[Exception], ...] = (
+    utils.DataError,
+    utils.OperationalError,
+    utils.IntegrityError,
+    utils.InternalError,
+    utils.ProgrammingError,
+    utils.NotSupportedError,
+    utils.DatabaseError,
+    utils.InterfaceError,
+    utils.Error,
+)
+
+
+class _Pools:
+    """This event loop's pools by alias, and the generator that closes them at its end."""
+
+    def __init__(self) -> None:
+        self.opening: dict[str, asyncio.Task[AsyncConnectionPool[Any]]] = {}
+        self.closer: AsyncGenerator[None, None] | None = None
+
+    async def close(self) -> None:
+        for opening in list(self.opening.values()):
+            if opening.done() and not opening.cancelled() and opening.exception() is None:
+                await _close(opening.result())
+        self.opening.clear()
+
+
+_by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pools] = weakref.WeakKeyDictionary()
+
+
+def available() -> bool:
+    """Whether psycopg_pool is installed (it comes with the ``postgres`` extra)."""
+    return importlib.util.find_spec("psycopg_pool") is not None
+
+
+def connection_params(alias: str) -> dict[str, Any]:
+    """The keyword arguments of ``psycopg.connect()`` for the Django database ``alias``,
+    built by Django's backend as for its own connections, less its cursor class."""
+    params: dict[str, Any] = connections.create_connection(alias).get_connection_params()
+    params.pop("cursor_factory", None)
+    return params
+
+
+async def run(alias: str, plan: Plan[_T]) -> _T:
+    """Run ``plan`` on a connection of this event loop's pool for ``alias``."""
+    import psycopg
+
+    pool = await _pool(alias)
+    try:
+        async with pool.connection() as conn, conn.cursor() as cursor:
+            rows: list[tuple[Any, ...]] | None = None
+            try:
+                while True:
+                    sql, params = plan.send(rows)  # type: ignore[arg-type]
+                    await cursor.execute(sql, params)
+                    rows = await cursor.fetchall() if cursor.description is not None else []
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+    except psycopg.Error as exc:
+        if isinstance(exc, psycopg.OperationalError):
+            # After a server restart every idle connection is dead: replace them
+            # now, so that only this call fails, as on the sync path.
+            await pool.check()
+        raise _as_django(exc) from exc
+
+
+async def close_pools() -> None:
+    """Close the pools of the running event loop (the next call opens new ones)."""
+    pools = _by_loop.pop(asyncio.get_running_loop(), None)
+    if pools is not None and pools.closer is not None:
+        await pools.closer.aclose()
+
+
+async def _pool(alias: str) -> AsyncConnectionPool[Any]:
+    loop = asyncio.get_running_loop()
+    pools = _by_loop.get(loop)
+    if pools is None:
+        pools = _by_loop[loop] = _Pools()
+        # Started, so that the loop tracks it and closes it at its shutdown.
+        pools.closer = _closer(pools)
+        await anext(pools.closer)
+    opening = pools.opening.get(alias)
+    if opening is None:
+        opening = pools.opening[alias] = loop.create_task(_open(alias))
+    try:
+        # Shielded: a caller cancelled while the pool opens must not cancel the
+        # opening that other callers wait for.
+        return await asyncio.shield(opening)
+    except Exception:
+        if pools.opening.get(alias) is opening:
+            del pools.opening[alias]
+        raise
+
+
+async def _open(alias: str) -> AsyncConnectionPool[Any]:
+    from psycopg import AsyncClientCursor, AsyncCursor, IsolationLevel, sql
+    from psycopg_pool import AsyncConnectionPool
+
+    from ..conf import chronica_settings
+
+    options = connections.settings[alias].get("OPTIONS", {})
+    role = options.get("assume_role")
+    isolation = options.get("isolation_level")
+
+    async def configure(conn: AsyncConnection[Any]) -> None:
+        if isolation is not None:
+            await conn.set_isolation_level(IsolationLevel(isolation))
+        if role:
+            await conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
+
+    kwargs = {"application_name": "chronica async", **connection_params(alias)}
+    kwargs["autocommit"] = True
+    kwargs["cursor_factory"] = (
+        AsyncCursor if options.get("server_side_binding") is True else AsyncClientCursor
+    )
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+        kwargs=kwargs,
+        min_size=1,
+        max_size=chronica_settings.ASYNC_POOL_SIZE,
+        open=False,
+        configure=configure,
+        name=f"chronica-{alias}",
+        timeout=CHECKOUT_TIMEOUT,
+    )
+    await pool.open()
+    return pool
+
+
+async def _closer(pools: _Pools) -> AsyncGenerator[None, None]:
+    try:
+        yield
+    finally:
+        await pools.close()
+
+
+async def _close(pool: AsyncConnectionPool[Any]) -> None:
+    # psycopg_pool's close() first waits for its worker tasks, and fails when the
+    # end of the loop has cancelled them already (asyncio.run() cancels every task
+    # before it closes the async generators): so the idle connections are taken
+    # out and closed here first. One in use is closed as it is given back.
+    from psycopg_pool import PoolTimeout
+
+    with contextlib.suppress(PoolTimeout):
+        while pool.get_stats().get("pool_available", 0):
+            conn = await pool.getconn(timeout=1.0)
+            await conn.close()
+    with contextlib.suppress(Exception, asyncio.CancelledError):
+        await pool.close(timeout=1.0)
+
+
+def _as_django(exc: Exception) -> Exception:
+    import psycopg
+
+    for django_error in _DJANGO_ERRORS:
+        if isinstance(exc, getattr(psycopg, django_error.__name__)):
+            return django_error(*exc.args)
+    return exc
