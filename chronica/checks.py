@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-from .conf import DEFAULTS, _resolve
+from .conf import DEFAULTS, _resolve, chronica_settings
 
 
 @register(Tags.compatibility)
@@ -52,6 +52,14 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         errors.append(Error("CHRONICA['STORE_OPTIONS'] must be a dict.", id="chronica.E004"))
     elif store is not None:
         errors.extend(_check_store_options(store, options))
+    for name, check_id in (
+        ("FOLLOW_POLL_INTERVAL", "chronica.E007"),
+        ("ASYNC_POOL_SIZE", "chronica.E008"),
+    ):
+        try:
+            getattr(chronica_settings, name)
+        except ImproperlyConfigured as exc:
+            errors.append(Error(str(exc), id=check_id))
     return errors
 
 

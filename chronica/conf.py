@@ -17,6 +17,8 @@ DEFAULTS: dict[str, Any] = {
     "TOKEN_COUNTER": "chronica.tokens.estimate_tokens",
     "MAX_ACTUM_BYTES": 4 * 1024 * 1024,
     "API_MAX_ACTA": 1000,
+    "FOLLOW_POLL_INTERVAL": 1.0,
+    "ASYNC_POOL_SIZE": 10,
 }
 
 
@@ -91,6 +93,24 @@ class ChronicaSettings:
     @property
     def API_MAX_ACTA(self) -> int:
         value = _limit("API_MAX_ACTA", self._get("API_MAX_ACTA"), allow_none=False)
+        assert value is not None
+        return value
+
+    @property
+    def FOLLOW_POLL_INTERVAL(self) -> float:
+        """Seconds a follower waits before it reads again when nothing woke it."""
+        value = self._get("FOLLOW_POLL_INTERVAL")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 3600:
+            raise ImproperlyConfigured(
+                "CHRONICA['FOLLOW_POLL_INTERVAL'] must be a number of seconds above 0"
+                f" and at most 3600, not {value!r}"
+            )
+        return float(value)
+
+    @property
+    def ASYNC_POOL_SIZE(self) -> int:
+        """The most connections the asyncio path holds, per event loop and database."""
+        value = _limit("ASYNC_POOL_SIZE", self._get("ASYNC_POOL_SIZE"), allow_none=False)
         assert value is not None
         return value
 
