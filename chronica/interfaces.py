@@ -15,13 +15,17 @@ from typing import Protocol, runtime_checkable
 from .values import ActaQuery, Actum, Chronicum, Recorded
 
 __all__ = [
+    "AsyncStore",
     "BatchStore",
     "DeletingStore",
+    "FollowingStore",
     "IdempotentStore",
     "ListingStore",
+    "NotifyingStore",
     "OwnerScopedStore",
     "PoppingStore",
     "Store",
+    "Subscription",
     "TransactionalStore",
     "WindowStore",
 ]
@@ -165,3 +169,89 @@ class TransactionalStore(Protocol):
     has committed by the time a write returns."""
 
     def on_commit(self, callback: Callable[[], None]) -> None: ...
+
+
+@runtime_checkable
+class FollowingStore(Protocol):
+    """A store that followers read forward from a position (``afollow``).
+
+    A position is an int that grows with write order within a chronicum, and the
+    acta of a chronicum become visible in position order: no reader ever sees an
+    actum before an older one of the same chronicum. So a follower that resumes
+    from the last position it read misses none.
+
+    * ``follow_position``: the position of the actum ``after`` (``InvalidQuery`` if
+      it is not an actum of the chronicum) or, with ``None``, of the newest actum
+      now (0 when there is none).
+    * ``acta_after``: oldest first, at most ``limit`` acta recorded after
+      ``position`` that pass the filters of ``query``, and the position to read
+      from next; every actum between the two that passes the filters is returned.
+
+    Both answer ``None``, having read no actum, where the chronicum is missing or
+    is not ``owner_id``'s.
+    """
+
+    def follow_position(
+        self, owner_id: str, chronicum_id: str, after: str | None
+    ) -> int | None: ...
+
+    def acta_after(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
+    ) -> tuple[list[Actum], int] | None: ...
+
+
+class Subscription(Protocol):
+    """Wake-ups for one follower of one chronicum."""
+
+    async def wait(self, timeout: float) -> None:
+        """Return once the chronicum may have new acta since the last ``wait``
+        returned (or since the subscription began), or after ``timeout`` seconds."""
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class NotifyingStore(Protocol):
+    """A FollowingStore that wakes its followers when a chronicum changes, so that
+    they need not poll. ``subscribe`` is called in the follower's event loop;
+    ``None`` means no notifications here, and the follower polls."""
+
+    def subscribe(self, chronicum_id: str) -> Subscription | None: ...
+
+
+@runtime_checkable
+class AsyncStore(Protocol):
+    """A store with an asyncio path of its own, so that the ``a*`` calls of
+    Chronicarius need no worker thread.
+
+    ``supports_async()`` says whether that path works here (``DjangoStore``: on
+    PostgreSQL with psycopg_pool installed); where it does not, Chronicarius runs
+    the sync methods in a thread, as for any store. Each ``a*`` method behaves
+    exactly like its sync namesake (``get``, ``record_batch_if_owner``,
+    ``acta_if_owner``, ``follow_position``, ``acta_after``), and a write has
+    committed when it returns (no caller's transaction can hold it).
+    """
+
+    def supports_async(self) -> bool: ...
+
+    async def aget(self, chronicum_id: str) -> Chronicum: ...
+
+    async def arecord_batch_if_owner(
+        self,
+        owner_id: str,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+    ) -> Recorded | None: ...
+
+    async def aacta_if_owner(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery
+    ) -> list[Actum] | None: ...
+
+    async def afollow_position(
+        self, owner_id: str, chronicum_id: str, after: str | None
+    ) -> int | None: ...
+
+    async def aacta_after(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
+    ) -> tuple[list[Actum], int] | None: ...

@@ -31,6 +31,7 @@ from django.utils.dateparse import parse_datetime
 
 from .. import models
 from ..errors import ChronicumExists, ChronicumNotFound, InvalidQuery
+from ..interfaces import Subscription
 from ..validation import dumps_data, loads_data
 from ..values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, Recorded, stored_actum
 
@@ -177,6 +178,12 @@ _NEWEST_SEQ = (
     f"SELECT seq FROM {ACTA} WHERE chronicum_id >= %s AND chronicum_id <= %s"
     " ORDER BY chronicum_id DESC, seq DESC LIMIT 1"
 )
+
+
+# -- following ------------------------------------------------------------------
+_OWNED = f"(SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s)"
+_POSITION_NOW = f"SELECT {_OWNED}, ({_NEWEST_SEQ})"
+_POSITION_OF = f"SELECT {_OWNED}, (SELECT MAX(seq) FROM {ACTA} WHERE chronicum_id = %s AND id = %s)"
 
 
 Statement = tuple[str, Sequence[Any]]
@@ -438,6 +445,60 @@ def _pg_record_plan(
     return Recorded((yield from _batch_of_plan(chronicum_id, key, "postgresql")), replayed=True)
 
 
+def _position_plan(owner_id: str, chronicum_id: str, after: str | None) -> Plan[int | None]:
+    owned = [chronicum_id, owner_id]
+    if after is None:
+        rows = yield _POSITION_NOW, [*owned, chronicum_id, chronicum_id]
+    else:
+        rows = yield _POSITION_OF, [*owned, chronicum_id, after]
+    found, seq = rows[0]
+    if found is None:
+        return None
+    if after is not None and seq is None:
+        raise InvalidQuery(f"after={after!r} is not an actum of this chronicum")
+    return int(seq or 0)
+
+
+def _after_sql(query: ActaQuery, vendor: str) -> str:
+    filters = "".join(
+        f" AND {column} IN ({', '.join(['%s'] * len(values))})"
+        for column, values in (("kind", query.kinds), ("actor_kind", query.actor_kinds))
+        if values
+    )
+    # The row comparison is where the (chronicum_id, seq) index scan starts, however
+    # long the chronicum; the horizon (the newest seq) is read in the same statement,
+    # so with the same snapshot as the page.
+    return f"""
+SELECT o.owned, o.top, {_columns(vendor, "p.")}, p.seq
+FROM (SELECT {_OWNED} AS owned, ({_NEWEST_SEQ}) AS top) o
+LEFT JOIN (
+    SELECT seq, id, kind, actor_kind, actor, content, at, call_id, data FROM {ACTA}
+    WHERE (chronicum_id, seq) > (%s, %s) AND chronicum_id <= %s{filters}
+      AND EXISTS {_OWNED}
+    ORDER BY chronicum_id, seq LIMIT %s
+) p ON 1 = 1
+ORDER BY p.seq
+"""
+
+
+def _after_plan(
+    owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int, vendor: str
+) -> Plan[tuple[list[Actum], int] | None]:
+    params: list[Any] = [chronicum_id, owner_id, chronicum_id, chronicum_id]
+    params += [chronicum_id, position, chronicum_id]
+    for values in (query.kinds, query.actor_kinds):
+        params.extend(sorted(str(v) for v in values))
+    params += [chronicum_id, owner_id, limit]
+    rows = yield _after_sql(query, vendor), params
+    if not rows or rows[0][0] is None:
+        return None
+    acta = [_actum(chronicum_id, row[2:10]) for row in rows if row[10] is not None]
+    if len(acta) >= limit:
+        return acta, int(rows[-1][10])
+    # Every actum up to the horizon was read, the filtered-out ones included.
+    return acta, max(position, int(rows[0][1] or 0))
+
+
 class DjangoStore:
     """A chronica store on the Django database ``using`` (by default the database the
     routers choose for writing chronica), with every capability of
@@ -595,6 +656,75 @@ class DjangoStore:
             return _actum(chronicum_id, row)
 
         return retry_when_locked(connection, pop)
+
+    # -- following --------------------------------------------------------------
+
+    def follow_position(self, owner_id: str, chronicum_id: str, after: str | None) -> int | None:
+        """The seq of the actum ``after``, or the newest seq now; ``None`` if the
+        chronicum is missing or not ``owner_id``'s."""
+        with self._connection().cursor() as cursor:
+            return run_plan(cursor, _position_plan(owner_id, chronicum_id, after))
+
+    def acta_after(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
+    ) -> tuple[list[Actum], int] | None:
+        """The acta after seq ``position`` that pass the filters, and the seq to read
+        from next (see ``FollowingStore``), in one statement."""
+        connection = self._connection()
+        plan = _after_plan(owner_id, chronicum_id, query, position, limit, connection.vendor)
+        with connection.cursor() as cursor:
+            return run_plan(cursor, plan)
+
+    def subscribe(self, chronicum_id: str) -> Subscription | None:
+        """On PostgreSQL, wake-ups from this process's one LISTEN connection; elsewhere
+        ``None`` (followers poll)."""
+        if connections[self.alias].vendor != "postgresql":
+            return None
+        from ..follow import listen
+
+        return listen(self.alias, chronicum_id)
+
+    # -- the asyncio path (PostgreSQL) -------------------------------------------
+
+    def supports_async(self) -> bool:
+        """On PostgreSQL with psycopg_pool installed, the ``a*`` methods run the same
+        plans on psycopg's async connections (``chronica.stores.pg_async``)."""
+        from . import pg_async
+
+        return connections[self.alias].vendor == "postgresql" and pg_async.available()
+
+    async def aget(self, chronicum_id: str) -> Chronicum:
+        return await self._arun(_get_plan(chronicum_id))
+
+    async def arecord_batch_if_owner(
+        self,
+        owner_id: str,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+    ) -> Recorded | None:
+        return await self._arun(_pg_record_plan(acta, key, tokens, owner_id))
+
+    async def aacta_if_owner(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery
+    ) -> list[Actum] | None:
+        return await self._arun(_acta_plan(chronicum_id, query, owner_id, "postgresql"))
+
+    async def afollow_position(
+        self, owner_id: str, chronicum_id: str, after: str | None
+    ) -> int | None:
+        return await self._arun(_position_plan(owner_id, chronicum_id, after))
+
+    async def aacta_after(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
+    ) -> tuple[list[Actum], int] | None:
+        plan = _after_plan(owner_id, chronicum_id, query, position, limit, "postgresql")
+        return await self._arun(plan)
+
+    async def _arun(self, plan: Plan[_T]) -> _T:
+        from . import pg_async
+
+        return await pg_async.run(self.alias, plan)
 
     # -- reading ----------------------------------------------------------------
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import itertools
 import threading
 from collections.abc import Sequence
 
-from ..errors import ChronicumExists, ChronicumNotFound
+from ..errors import ChronicumExists, ChronicumNotFound, InvalidQuery
 from ..tokens import content_tokens
 from ..values import ActaQuery, Actum, Chronicum, Recorded
-from ..windows import cut_window
+from ..windows import cut_window, passes
 
 __all__ = ["InMemoryStore"]
 
@@ -26,6 +27,8 @@ class _Entry:
     tokens: dict[str, int] = dataclasses.field(default_factory=dict)
     # key -> the IDs of the batch that key recorded, in write order
     keys: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    # the follow position of each actum, in step with ``acta``
+    positions: list[int] = dataclasses.field(default_factory=list)
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
 
@@ -37,6 +40,7 @@ class InMemoryStore:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._entries: dict[str, _Entry] = {}
+        self._positions = itertools.count(1)
 
     def _entry(self, chronicum_id: str) -> _Entry:
         try:
@@ -96,6 +100,7 @@ class InMemoryStore:
             at = dt.datetime.now(dt.UTC)
             stored = [dataclasses.replace(actum, at=at) for actum in acta]
             entry.acta.extend(stored)
+            entry.positions.extend(next(self._positions) for _ in stored)
             for actum, count in zip(stored, tokens, strict=True):
                 if count is not None:
                     entry.tokens[actum.id] = count
@@ -150,8 +155,38 @@ class InMemoryStore:
             if not entry.acta:
                 return None
             actum = entry.acta.pop()
+            entry.positions.pop()
             entry.tokens.pop(actum.id, None)
             return actum
+
+    def follow_position(self, owner_id: str, chronicum_id: str, after: str | None) -> int | None:
+        entry = self._entries.get(chronicum_id)
+        if entry is None or entry.chronicum.owner_id != owner_id:
+            return None
+        with entry.lock:
+            if after is None:
+                return entry.positions[-1] if entry.positions else 0
+            for actum, position in zip(
+                reversed(entry.acta), reversed(entry.positions), strict=True
+            ):
+                if actum.id == after:
+                    return position
+        raise InvalidQuery(f"after={after!r} is not an actum of this chronicum")
+
+    def acta_after(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
+    ) -> tuple[list[Actum], int] | None:
+        entry = self._entries.get(chronicum_id)
+        if entry is None or entry.chronicum.owner_id != owner_id:
+            return None
+        with entry.lock:
+            newer = [
+                (a, p) for a, p in zip(entry.acta, entry.positions, strict=True) if p > position
+            ]
+        page = [(a, p) for a, p in newer if passes(a, query)][:limit]
+        if len(page) >= limit:
+            return [a for a, _ in page], page[-1][1]
+        return [a for a, _ in page], max([position, *(p for _, p in newer)])
 
     def __repr__(self) -> str:
         return f"<InMemoryStore chronica={len(self._entries)}>"
