@@ -9,13 +9,14 @@ settings; ``Chronicarius`` itself works in any Python process.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import functools
 import logging
 import secrets
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
@@ -28,11 +29,15 @@ from .errors import (
     InvalidQuery,
     StoreUnsupported,
 )
+from .follow import Polling, follow
 from .interfaces import (
+    AsyncStore,
     BatchStore,
     DeletingStore,
+    FollowingStore,
     IdempotentStore,
     ListingStore,
+    NotifyingStore,
     OwnerScopedStore,
     PoppingStore,
     Store,
@@ -60,6 +65,7 @@ __all__ = [
     "Chronicarius",
     "acreate_chronicum",
     "adelete_chronicum",
+    "afollow",
     "aget_acta",
     "aget_chronicum",
     "alist_chronica",
@@ -123,7 +129,8 @@ class Chronicarius:
 
     ``token_counter(actum) -> int`` counts an actum's tokens when it is recorded
     (default: :func:`chronica.tokens.estimate_tokens`); ``max_actum_bytes`` limits
-    ``content`` plus the JSON of ``data`` (``None``: no limit).
+    ``content`` plus the JSON of ``data`` (``None``: no limit); ``poll_interval`` is
+    how many seconds a follower waits before it reads again when nothing woke it.
     """
 
     def __init__(
@@ -133,11 +140,13 @@ class Chronicarius:
         id_factory: Callable[[], str] | None = None,
         token_counter: TokenCounter | None = None,
         max_actum_bytes: int | None = DEFAULT_MAX_ACTUM_BYTES,
+        poll_interval: float = 1.0,
     ) -> None:
         self.store = store
         self.id_factory = id_factory or new_id
         self.token_counter = token_counter or estimate_tokens
         self.max_actum_bytes = max_actum_bytes
+        self.poll_interval = poll_interval
         self._batch = store if isinstance(store, BatchStore) else None
         self._idempotent = self._batch is not None or isinstance(store, IdempotentStore)
         self._scoped = store if isinstance(store, OwnerScopedStore) else None
@@ -146,6 +155,11 @@ class Chronicarius:
         self._deleting = store if isinstance(store, DeletingStore) else None
         self._popping = store if isinstance(store, PoppingStore) else None
         self._transactional = store if isinstance(store, TransactionalStore) else None
+        self._following = store if isinstance(store, FollowingStore) else None
+        self._notifying = store if isinstance(store, NotifyingStore) else None
+        # Asked on the first a* call, not here: the answer may need Django's settings.
+        self._native: AsyncStore | None = None
+        self._native_asked = False
 
     def __repr__(self) -> str:
         return f"<Chronicarius store={self.store!r}>"
@@ -164,11 +178,18 @@ class Chronicarius:
         is written and the acta stored the first time come back, with
         ``replayed=True``. An empty batch writes and creates nothing.
         """
+        write = self._prepare(owner_id, acta, idempotency_key)
+        return Recorded([]) if write is None else self._write(owner_id, write)
+
+    def _prepare(
+        self, owner_id: str, acta: Sequence[Actum], idempotency_key: str | None
+    ) -> _Write | None:
+        """A write checked and ready for the store; ``None`` for an empty batch."""
         check_owner(owner_id)
         key = normalize_key(idempotency_key)
         batch = check_batch(owner_id, acta, key, self.max_actum_bytes)
         if not batch:
-            return Recorded([])
+            return None
         if key is not None and not self._idempotent:
             raise IdempotencyUnsupported(
                 f"{type(self.store).__name__} does not implement IdempotentStore"
@@ -179,7 +200,11 @@ class Chronicarius:
             )
         to_store = [dataclasses.replace(actum, id=self.id_factory(), at=None) for actum in batch]
         tokens = [check_token_count(self.token_counter(actum), actum) for actum in to_store]
-        chronicum_id = batch[0].chronicum_id
+        return _Write(to_store, key, tokens)
+
+    def _write(self, owner_id: str, write: _Write) -> Recorded:
+        to_store, key, tokens = write.acta, write.key, write.tokens
+        chronicum_id = to_store[0].chronicum_id
         for _attempt in range(_WRITE_ATTEMPTS):
             if self._scoped is not None:
                 recorded = self._scoped.record_batch_if_owner(owner_id, to_store, key, tokens)
@@ -260,12 +285,8 @@ class Chronicarius:
         tool response whose tool request (same ``call_id``) is not in the window.
         A bad argument raises ``InvalidQuery``.
         """
-        check_owner(owner_id)
-        query = build_query(kinds, actor_kinds, last_n, max_tokens, before)
-        if not isinstance(whole_tool_calls, bool):
-            raise InvalidQuery(
-                f"whole_tool_calls must be True or False, not {type(whole_tool_calls).__name__}"
-            )
+        query = _window_query(owner_id, kinds, actor_kinds, last_n, max_tokens, before)
+        _check_whole_tool_calls(whole_tool_calls)
         acta = self._window(owner_id, chronicum_id, query)
         return keep_whole_tool_calls(acta) if whole_tool_calls else acta
 
@@ -344,6 +365,64 @@ class Chronicarius:
         self._check_ids(owner_id, chronicum_id)
         return store.pop(chronicum_id, owner_id)
 
+    async def afollow(
+        self,
+        owner_id: str,
+        chronicum_id: str,
+        *,
+        after: str | None = None,
+        kinds: Kinds = None,
+        actor_kinds: ActorKinds = None,
+    ) -> AsyncIterator[Actum]:
+        """Every actum recorded after the actum ``after`` (``None``: from the moment of
+        the call), each once, in write order, filtered like :meth:`get_acta`, until the
+        caller stops (``break``, or ``aclose()``).
+
+        Before the first actum: ``ChronicumNotFound`` as for every call, then
+        ``InvalidQuery`` for a bad filter or an ``after`` that is not an actum of the
+        chronicum. ``ChronicumNotFound`` again if the chronicum is deleted while
+        followed. On PostgreSQL a NOTIFY sent by each committing write wakes the
+        follower; elsewhere it reads again every ``CHRONICA["FOLLOW_POLL_INTERVAL"]``
+        seconds (``poll_interval``).
+        """
+        check_owner(owner_id)
+        query = build_query(kinds, actor_kinds, 0)
+        if after is not None and not isinstance(after, str):
+            raise InvalidQuery(f"after must be an actum ID (a string), not {type(after).__name__}")
+        store = self._require(self._following, "follow a chronicum (it is not a FollowingStore)")
+        self._check_ids(owner_id, chronicum_id)
+        native = self._async_store()
+        if native is not None:
+            position_of, read = native.afollow_position, native.aacta_after
+        else:
+            position_of = sync_to_async(store.follow_position)
+            read = sync_to_async(store.acta_after)
+        # Subscribed before the position is taken: a write that commits in between
+        # wakes this follower, which then reads it.
+        news = self._notifying.subscribe(chronicum_id) if self._notifying else None
+        news = news or Polling()
+        try:
+            # An ID no store can hold is no actum of this chronicum, once the owner is checked.
+            valid = after is None or storable(after)
+            position = await position_of(owner_id, chronicum_id, after if valid else None)
+            if position is None:
+                raise ChronicumNotFound(chronicum_id)
+            if not valid:
+                raise InvalidQuery(f"after={after!r} is not an actum of this chronicum")
+        except BaseException:
+            news.close()
+            raise
+        acta = follow(
+            chronicum_id,
+            lambda position, limit: read(owner_id, chronicum_id, query, position, limit),
+            position,
+            news,
+            self.poll_interval,
+        )
+        async with contextlib.aclosing(acta):
+            async for actum in acta:
+                yield actum
+
     def _require(self, capability: _R | None, what: str) -> _R:
         if capability is None:
             raise StoreUnsupported(f"{type(self.store).__name__} cannot {what}")
@@ -351,11 +430,96 @@ class Chronicarius:
 
     # -- async twins -----------------------------------------------------
 
-    arecord = _async_twin(record)
-    arecord_actum = _async_twin(record_actum)
-    arecord_acta = _async_twin(record_acta)
-    aget_acta = _async_twin(get_acta)
-    aget_chronicum = _async_twin(get_chronicum)
+    # On a store with an asyncio path of its own (DjangoStore on PostgreSQL), a write
+    # into an existing chronicum of the owner, a window and a chronicum's lookup run
+    # on it with no worker thread; anything else takes the sync way in a thread.
+
+    def _async_store(self) -> AsyncStore | None:
+        if not self._native_asked:
+            store = self.store
+            if isinstance(store, AsyncStore) and store.supports_async():
+                self._native = store
+            self._native_asked = True
+        return self._native
+
+    async def arecord(
+        self, owner_id: str, acta: Sequence[Actum], *, idempotency_key: str | None = None
+    ) -> Recorded:
+        """Async twin of :meth:`record`."""
+        native = self._async_store()
+        if native is None:
+            return await sync_to_async(self.record)(owner_id, acta, idempotency_key=idempotency_key)
+        write = self._prepare(owner_id, acta, idempotency_key)
+        if write is None:
+            return Recorded([])
+        recorded = await native.arecord_batch_if_owner(
+            owner_id, write.acta, write.key, write.tokens
+        )
+        if recorded is None:
+            # A first write, or someone else's chronicum: the long way decides.
+            return await sync_to_async(self._write)(owner_id, write)
+        if not recorded.replayed and actum_recorded.has_listeners():
+            for actum in recorded.acta:
+                await _asend(actum_recorded, owner_id=owner_id, actum=actum)
+        return recorded
+
+    async def arecord_actum(
+        self, owner_id: str, actum: Actum, *, idempotency_key: str | None = None
+    ) -> Actum:
+        """Async twin of :meth:`record_actum`."""
+        return (await self.arecord(owner_id, [actum], idempotency_key=idempotency_key)).acta[0]
+
+    async def arecord_acta(
+        self, owner_id: str, acta: Sequence[Actum], *, idempotency_key: str | None = None
+    ) -> list[Actum]:
+        """Async twin of :meth:`record_acta`."""
+        return (await self.arecord(owner_id, acta, idempotency_key=idempotency_key)).acta
+
+    async def aget_acta(
+        self,
+        owner_id: str,
+        chronicum_id: str,
+        *,
+        kinds: Kinds = None,
+        actor_kinds: ActorKinds = None,
+        last_n: int = 0,
+        max_tokens: int | None = None,
+        whole_tool_calls: bool = False,
+        before: str | None = None,
+    ) -> list[Actum]:
+        """Async twin of :meth:`get_acta`."""
+        native = self._async_store()
+        if native is None or self._scoped is None or not self._windows:
+            return await sync_to_async(self.get_acta)(
+                owner_id,
+                chronicum_id,
+                kinds=kinds,
+                actor_kinds=actor_kinds,
+                last_n=last_n,
+                max_tokens=max_tokens,
+                whole_tool_calls=whole_tool_calls,
+                before=before,
+            )
+        query = _window_query(owner_id, kinds, actor_kinds, last_n, max_tokens, before)
+        _check_whole_tool_calls(whole_tool_calls)
+        self._check_ids(owner_id, chronicum_id)
+        acta = await native.aacta_if_owner(owner_id, chronicum_id, query)
+        if acta is None:
+            raise ChronicumNotFound(chronicum_id)
+        return keep_whole_tool_calls(acta) if whole_tool_calls else acta
+
+    async def aget_chronicum(self, owner_id: str, chronicum_id: str) -> Chronicum:
+        """Async twin of :meth:`get_chronicum`."""
+        native = self._async_store()
+        if native is None:
+            return await sync_to_async(self.get_chronicum)(owner_id, chronicum_id)
+        check_owner(owner_id)
+        self._check_ids(owner_id, chronicum_id)
+        chronicum = await native.aget(chronicum_id)
+        if chronicum.owner_id != owner_id:
+            raise ChronicumNotFound(chronicum_id)
+        return chronicum
+
     acreate_chronicum = _async_twin(create_chronicum)
     alist_chronica = _async_twin(list_chronica)
     adelete_chronicum = _async_twin(delete_chronicum)
@@ -394,6 +558,42 @@ class Chronicarius:
         return chronicum
 
 
+@dataclasses.dataclass(frozen=True)
+class _Write:
+    """A write checked and ready for the store: new IDs, the key, token counts."""
+
+    acta: list[Actum]
+    key: str | None
+    tokens: list[int]
+
+
+def _window_query(
+    owner_id: str,
+    kinds: Kinds,
+    actor_kinds: ActorKinds,
+    last_n: int,
+    max_tokens: int | None,
+    before: str | None,
+) -> ActaQuery:
+    check_owner(owner_id)
+    return build_query(kinds, actor_kinds, last_n, max_tokens, before)
+
+
+def _check_whole_tool_calls(whole_tool_calls: object) -> None:
+    if not isinstance(whole_tool_calls, bool):
+        raise InvalidQuery(
+            f"whole_tool_calls must be True or False, not {type(whole_tool_calls).__name__}"
+        )
+
+
+async def _asend(signal: Any, **kwargs: Any) -> None:
+    # As _send; sync receivers run in a thread, async ones are awaited.
+    try:
+        await signal.asend_robust(sender=Chronicarius, **kwargs)
+    except Exception:
+        logger.exception("chronica: sending %s failed", signal.name)
+
+
 def _send(signal: Any, **kwargs: Any) -> None:
     # A receiver that fails must not undo or un-acknowledge a write that has
     # committed: the signal logs each failing receiver and runs the others.
@@ -422,6 +622,7 @@ def get_chronicarius() -> Chronicarius:
                     chronica_settings.build_store(),
                     token_counter=chronica_settings.token_counter(),
                     max_actum_bytes=chronica_settings.MAX_ACTUM_BYTES,
+                    poll_interval=chronica_settings.FOLLOW_POLL_INTERVAL,
                 )
             chronicarius = _configured
     return chronicarius
@@ -503,3 +704,17 @@ acreate_chronicum = _on_configured_async(Chronicarius.acreate_chronicum)
 alist_chronica = _on_configured_async(Chronicarius.alist_chronica)
 adelete_chronicum = _on_configured_async(Chronicarius.adelete_chronicum)
 apop_actum = _on_configured_async(Chronicarius.apop_actum)
+
+
+def afollow(
+    owner_id: str,
+    chronicum_id: str,
+    *,
+    after: str | None = None,
+    kinds: Kinds = None,
+    actor_kinds: ActorKinds = None,
+) -> AsyncIterator[Actum]:
+    """:meth:`Chronicarius.afollow` on the configured store."""
+    return get_chronicarius().afollow(
+        owner_id, chronicum_id, after=after, kinds=kinds, actor_kinds=actor_kinds
+    )
