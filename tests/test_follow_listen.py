@@ -1,0 +1,181 @@
+"""On PostgreSQL, followers are woken by LISTEN/NOTIFY through one connection per process.
+
+Each test gives its followers a poll interval of an hour, so that only a notification
+can deliver an actum to them within the test's deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable
+
+import psycopg
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connection, connections, transaction
+
+from chronica import Actum, services
+from chronica.follow import listener_threads
+from chronica.services import Chronicarius
+from chronica.stores.db import NOTIFY_CHANNEL, DjangoStore
+
+from . import scenario
+from .scenario import CHRONICUM, OWNER
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+DEADLINE = 60
+HOUR = 3600.0
+
+
+@pytest.fixture(autouse=True)
+def postgres():
+    if connection.vendor != "postgresql":
+        pytest.skip(
+            "LISTEN/NOTIFY is PostgreSQL's; elsewhere followers poll (tests/test_follow.py)"
+        )
+
+
+@pytest.fixture(autouse=True)
+async def close_executor_connections():
+    yield
+    await sync_to_async(connections.close_all)()
+
+
+@pytest.fixture
+def woken_only() -> Chronicarius:
+    return Chronicarius(DjangoStore(), poll_interval=HOUR)
+
+
+def server_connection() -> psycopg.Connection:
+    s = connection.settings_dict
+    return psycopg.connect(
+        host=s["HOST"],
+        port=s["PORT"],
+        user=s["USER"],
+        password=s["PASSWORD"] or None,
+        dbname=s["NAME"],
+        autocommit=True,
+    )
+
+
+def listeners() -> list[int]:
+    """The backend PIDs of chronica's LISTEN connections to the test database."""
+    with server_connection() as probe:
+        rows = probe.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            " AND application_name = 'chronica listener'"
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while not await asyncio.to_thread(condition):
+        assert time.monotonic() < deadline, f"still waiting for {what}"
+        await asyncio.sleep(0.02)
+
+
+async def next_actum(chronicarius: Chronicarius, after: str) -> Actum:
+    follower = chronicarius.afollow(OWNER, CHRONICUM, after=after)
+    try:
+        async with asyncio.timeout(DEADLINE):
+            return await anext(follower)
+    finally:
+        await follower.aclose()  # type: ignore[attr-defined]
+
+
+async def test_one_listen_connection_wakes_every_follower_of_every_event_loop(woken_only):
+    first = await woken_only.arecord_actum(OWNER, scenario.acta()[0])
+    here = [asyncio.ensure_future(next_actum(woken_only, first.id)) for _ in range(3)]
+    elsewhere: list[Actum] = []
+    ready = threading.Event()
+
+    async def two_more_followers() -> None:
+        tasks = [asyncio.ensure_future(next_actum(woken_only, first.id)) for _ in range(2)]
+        await asyncio.sleep(0.2)
+        ready.set()
+        elsewhere.extend(await asyncio.gather(*tasks))
+
+    other_loop = asyncio.ensure_future(asyncio.to_thread(asyncio.run, two_more_followers()))
+    await asyncio.to_thread(ready.wait, DEADLINE)
+    await until(lambda: len(listeners()) == 1, "the LISTEN connection")
+    assert len(listeners()) == 1
+    assert len(listener_threads()) == 1
+
+    second = await woken_only.arecord_actum(OWNER, scenario.acta()[1])
+    assert await asyncio.gather(*here) == [second] * 3
+    await other_loop
+    assert elsewhere == [second] * 2
+
+    # The last follower gone, the connection and its thread are gone too.
+    await until(lambda: not listeners(), "the LISTEN connection to close")
+    await until(lambda: not listener_threads(), "the listener thread to end")
+
+
+async def test_after_its_connection_is_killed_the_listener_comes_back(woken_only):
+    first = await woken_only.arecord_actum(OWNER, scenario.acta()[0])
+    follower = woken_only.afollow(OWNER, CHRONICUM, after=first.id)
+    waiting = asyncio.ensure_future(anext(follower))
+    await until(lambda: len(listeners()) == 1, "the LISTEN connection")
+    [killed] = listeners()
+    with server_connection() as admin:
+        admin.execute("SELECT pg_terminate_backend(%s, 30000)", [killed])
+    await until(lambda: listeners() not in ([], [killed]), "a new LISTEN connection")
+
+    second = await woken_only.arecord_actum(OWNER, scenario.acta()[1])
+    async with asyncio.timeout(DEADLINE):
+        assert await waiting == second
+    third = await woken_only.arecord_actum(OWNER, scenario.acta()[2])
+    async with asyncio.timeout(DEADLINE):
+        assert await anext(follower) == third
+    await follower.aclose()  # type: ignore[attr-defined]
+
+
+async def test_a_writer_that_sends_no_notify_is_read_at_the_next_poll():
+    """The Go library writes into the same tables and sends no NOTIFY."""
+    polling = Chronicarius(DjangoStore(), poll_interval=0.05)
+    first = await polling.arecord_actum(OWNER, scenario.acta()[0])
+    follower = asyncio.ensure_future(next_actum(polling, first.id))
+    await asyncio.sleep(0.2)
+    with server_connection() as go_library:
+        go_library.execute(
+            "INSERT INTO acta (id, chronicum_id, kind, actor_kind, actor, content, at)"
+            " VALUES ('from-go', %s, 'message', 'agent', 'booking', 'Held: RT-4821.', now())",
+            [CHRONICUM],
+        )
+    assert (await follower).id == "from-go"
+
+
+def test_the_notification_carries_the_chronicum_id_and_comes_at_commit_only():
+    with server_connection() as listening, server_connection() as marker:
+        listening.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        services.record_actum(OWNER, scenario.acta()[0])
+        with transaction.atomic():
+            services.record_actum(OWNER, scenario.booking_reply("Confirmation RT-4821."))
+            # Committed while the write above is not: its notification comes first.
+            marker.execute("SELECT pg_notify(%s, 'marker')", [NOTIFY_CHANNEL])
+        try:
+            with transaction.atomic():
+                services.record_actum(OWNER, scenario.acta()[1])
+                raise LookupError("rolled back")
+        except LookupError:
+            pass
+        marker.execute("SELECT pg_notify(%s, 'end')", [NOTIFY_CHANNEL])
+        payloads = []
+        for notify in listening.notifies(timeout=DEADLINE):
+            payloads.append(notify.payload)
+            if notify.payload == "end":
+                break
+    assert payloads == [CHRONICUM, "marker", CHRONICUM, "end"]
+
+
+async def test_a_delete_ends_the_follow_at_once(woken_only):
+    first = await woken_only.arecord_actum(OWNER, scenario.acta()[0])
+    waiting = asyncio.ensure_future(next_actum(woken_only, first.id))
+    await until(lambda: len(listeners()) == 1, "the LISTEN connection")
+    await woken_only.adelete_chronicum(OWNER, CHRONICUM)
+    with pytest.raises(services.ChronicumNotFound):
+        await waiting
