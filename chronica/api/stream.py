@@ -1,0 +1,196 @@
+"""``GET <prefix>/chronica/<id>/acta/stream/``: a chronicum's new acta as server-sent events.
+
+One event per actum recorded after the stream starts, or after the actum named by
+``Last-Event-ID`` (sent by a reconnecting ``EventSource``) or ``?after=``, filtered
+by ``?kind=`` and ``?actor_kind=`` like the window: ``id:`` the actum's ID,
+``data:`` its JSON. A comment every 15 seconds keeps proxies from closing a quiet
+stream. Every check (signed in, the owner, the filters, the resume point) is
+answered before a byte of the stream, with the same answers as the other routes.
+
+Under ASGI (uvicorn, daphne) the stream is a coroutine on the server's event
+loop, woken by ``services.afollow``, and ends when the client goes away. Under
+WSGI it still works, but holds a worker thread for as long as the client stays
+(and notices a client that left only at the next heartbeat): serve it with ASGI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncGenerator, Iterable, Iterator
+from typing import Any
+
+from django.core.handlers.asgi import ASGIRequest
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.decorators import action
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.parsers import BaseParser
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.request import Request
+
+from .. import services
+from ..errors import ChronicumNotFound, InvalidQuery
+from ..validation import storable
+from ..values import ActorKind, Actum, ActumKind
+from .errors import BadRequest, chronica_errors
+from .inputs import listed, owner_id
+from .schema import _COMMON, _INVALID, CHRONICUM_ID, RETRY_AFTER, _kinds
+from .serializers import ActumSerializer
+
+__all__ = ["ActaStreamMixin", "event"]
+
+LAST_EVENT_ID = "Last-Event-ID"
+
+
+class _ErrorsAsJSON(BaseContentNegotiation):
+    """The stream is text/event-stream whatever the client accepts (an EventSource
+    sends ``Accept: text/event-stream``); what else this route answers, an error,
+    is JSON like every other route's."""
+
+    def select_parser(self, request: Request, parsers: Iterable[BaseParser]) -> BaseParser | None:
+        return next(iter(parsers), None)
+
+    def select_renderer(
+        self, request: Request, renderers: Iterable[BaseRenderer], format_suffix: str | None = None
+    ) -> tuple[BaseRenderer, str]:
+        return JSONRenderer(), JSONRenderer.media_type
+
+
+def event(actum: Actum) -> bytes:
+    """One actum as one server-sent event: ``id:`` its ID, ``data:`` its JSON on one line."""
+    data = json.dumps(ActumSerializer(actum).data, ensure_ascii=False, separators=(",", ":"))
+    return f"id: {actum.id}\ndata: {data}\n\n".encode()
+
+
+STREAM: dict[str, Any] = {
+    "operation_id": "chronica_acta_stream",
+    "summary": "New acta as they are recorded (server-sent events)",
+    "description": "A `text/event-stream`: one event per actum recorded after the stream"
+    " starts (or after the actum named by `Last-Event-ID` or `after`), filtered by kind and"
+    " actor kind; `id:` is the actum's ID and `data:` its JSON, as in the window. A comment"
+    " line every 15 seconds keeps a quiet stream open. Every error is answered before the"
+    " stream starts.",
+    "parameters": [
+        CHRONICUM_ID,
+        _kinds("kind", [k.value for k in ActumKind]),
+        _kinds("actor_kind", [k.value for k in ActorKind]),
+        OpenApiParameter(
+            "after", str, description="Resume after this actum of the chronicum (its ID)."
+        ),
+        OpenApiParameter(
+            LAST_EVENT_ID,
+            str,
+            OpenApiParameter.HEADER,
+            description="Sent by a reconnecting EventSource: resume after this actum. It wins"
+            " over `after`, which the reconnection repeats from the first URL.",
+        ),
+        RETRY_AFTER,
+    ],
+    "responses": {
+        (200, "text/event-stream"): OpenApiResponse(
+            OpenApiTypes.STR, description="The stream, until the client goes away."
+        ),
+        400: _INVALID,
+        **_COMMON,
+    },
+}
+
+
+class ActaStreamMixin:
+    """The stream action for ``ChronicumViewSet`` (``chronicum-acta-stream``)."""
+
+    #: Seconds between two comment lines on a quiet stream.
+    stream_heartbeat = 15.0
+
+    @extend_schema(**STREAM)
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="acta/stream",
+        url_name="acta-stream",
+        content_negotiation_class=_ErrorsAsJSON,
+        query_parameters={"stream": frozenset({"kind", "actor_kind", "after"})},
+    )
+    def stream(self, request: Request, chronicum_id: str) -> StreamingHttpResponse:
+        """New acta as server-sent events."""
+        owner = owner_id(request)
+        kinds, actor_kinds = listed(request, "kind"), listed(request, "actor_kind")
+        after = request.headers.get(LAST_EVENT_ID) or request.query_params.get("after") or None
+        with chronica_errors():
+            # Answered now, while an error can still be a 404 or a 400.
+            services.get_acta(owner, chronicum_id, kinds=kinds, actor_kinds=actor_kinds, last_n=1)
+        if after is not None:
+            # The window before that actum exists exactly when it is an actum of this
+            # chronicum, as afollow requires of it.
+            try:
+                if not storable(after):
+                    raise BadRequest()
+                with chronica_errors():
+                    services.get_acta(owner, chronicum_id, before=after, last_n=1)
+            except BadRequest:
+                raise BadRequest(f"after={after!r} is not an actum of this chronicum") from None
+        events = _events(
+            owner, chronicum_id, after, kinds, actor_kinds, heartbeat=self.stream_heartbeat
+        )
+        asgi = isinstance(getattr(request, "_request", request), ASGIRequest)
+        response = StreamingHttpResponse(
+            events if asgi else _blocking(events), content_type="text/event-stream"
+        )
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
+        return response
+
+
+async def _events(
+    owner: str,
+    chronicum_id: str,
+    after: str | None,
+    kinds: list[str],
+    actor_kinds: list[str],
+    *,
+    heartbeat: float,
+) -> AsyncGenerator[bytes, None]:
+    follower = services.afollow(
+        owner, chronicum_id, after=after, kinds=kinds, actor_kinds=actor_kinds
+    )
+    # The next actum is awaited in a task of its own, so that a heartbeat can go out
+    # while it waits without cancelling the follower.
+    pending: asyncio.Future[Actum] | None = None
+    try:
+        yield b": chronica stream\n\n"
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(anext(follower))
+            done, _ = await asyncio.wait({pending}, timeout=heartbeat)
+            if not done:
+                yield b": heartbeat\n\n"
+                continue
+            try:
+                actum = pending.result()
+            except (ChronicumNotFound, InvalidQuery):
+                return  # deleted, or its resume point popped, since the checks
+            pending = None
+            yield event(actum)
+    finally:
+        if pending is not None and not pending.done():
+            pending.cancel()
+            with contextlib.suppress(BaseException):
+                await pending
+        await follower.aclose()  # type: ignore[attr-defined]
+
+
+def _blocking(events: AsyncGenerator[bytes, None]) -> Iterator[bytes]:
+    """The stream for a WSGI server: the follower runs on an event loop of this
+    thread, which ends (closing its connections) when the server closes the response."""
+    with asyncio.Runner() as runner:
+        try:
+            while True:
+                try:
+                    yield runner.run(anext(events))
+                except StopAsyncIteration:
+                    return
+        finally:
+            runner.run(events.aclose())
