@@ -16,7 +16,7 @@ import functools
 import logging
 import secrets
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
@@ -373,7 +373,7 @@ class Chronicarius:
         after: str | None = None,
         kinds: Kinds = None,
         actor_kinds: ActorKinds = None,
-    ) -> AsyncIterator[Actum]:
+    ) -> AsyncGenerator[Actum, None]:
         """Every actum recorded after the actum ``after`` (``None``: from the moment of
         the call), each once, in write order, filtered like :meth:`get_acta`, until the
         caller stops (``break``, or ``aclose()``).
@@ -713,7 +713,7 @@ def afollow(
     after: str | None = None,
     kinds: Kinds = None,
     actor_kinds: ActorKinds = None,
-) -> AsyncIterator[Actum]:
+) -> AsyncGenerator[Actum, None]:
     """:meth:`Chronicarius.afollow` on the configured store."""
     return get_chronicarius().afollow(
         owner_id, chronicum_id, after=after, kinds=kinds, actor_kinds=actor_kinds
