@@ -179,7 +179,7 @@ async def _events(
             pending.cancel()
             with contextlib.suppress(BaseException):
                 await pending
-        await follower.aclose()  # type: ignore[attr-defined]
+        await follower.aclose()
 
 
 def _blocking(events: AsyncGenerator[bytes, None]) -> Iterator[bytes]:
