@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import uvicorn
 from django.core.asgi import get_asgi_application
-from django.db import connections
+from django.db import connection, connections
 from django.test import Client, override_settings
 
 from chronica import Actum, services
@@ -252,6 +252,27 @@ def test_a_client_that_goes_away_ends_its_stream_and_follower(server, ardian, mo
     while listener_threads():
         assert time.monotonic() < deadline, "the LISTEN connection outlived its follower"
         time.sleep(0.02)
+
+
+def test_an_open_stream_holds_no_connection_of_its_request(server, ardian):
+    if connection.vendor != "postgresql":
+        pytest.skip("counted in pg_stat_activity")
+    first = services.record_actum(owner(ardian), scenario.acta()[0])
+    stream = opened(server, f"{STREAM}?after={first.id}", **basic("ardian"))
+    try:
+        reply = services.record_actum(owner(ardian), scenario.booking_reply())
+        assert stream.acta(1) == wire([reply])
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT application_name FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid()"
+            )
+            others = sorted(row[0] for row in cursor.fetchall())
+    finally:
+        stream.close()
+    # The follower's pool connection(s) and the LISTEN connection, nothing else.
+    assert set(others) == {"chronica async", "chronica listener"}
+    assert others.count("chronica listener") == 1
 
 
 def test_under_wsgi_the_stream_works_and_holds_a_thread(ardian):

@@ -22,6 +22,7 @@ from collections.abc import AsyncGenerator, Iterable, Iterator
 from typing import Any
 
 from django.core.handlers.asgi import ASGIRequest
+from django.db import connections
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -132,6 +133,12 @@ class ActaStreamMixin:
                     services.get_acta(owner, chronicum_id, before=after, last_n=1)
             except BadRequest:
                 raise BadRequest(f"after={after!r} is not an actum of this chronicum") from None
+        # The stream outlives these checks by minutes or hours: the connection they
+        # used goes back now rather than sit idle for the stream's life (the follower
+        # reads through its own).
+        for used in connections.all(initialized_only=True):
+            if not used.in_atomic_block:
+                used.close()
         events = _events(
             owner, chronicum_id, after, kinds, actor_kinds, heartbeat=self.stream_heartbeat
         )
