@@ -11,9 +11,12 @@ same tables), and while the LISTEN connection is down.
 The listener is a thread per database, holding one connection that LISTENs on
 the ``chronica`` channel. The followers of every event loop of the process share
 it: it starts with the first subscription and closes its connection when the
-last one ends. A lost connection is opened again (after 0.1 s, doubling up to
-5 s), and since notifications sent meanwhile are lost, every follower is woken
-once the LISTEN is back, as at the start.
+last one ends. On that connection it also holds a lock per followed chronicum,
+without which writes into it send no NOTIFY (``chronica.stores.db`` says why);
+once it holds a chronicum's lock and every write that missed it has committed,
+it wakes that chronicum's followers. A lost connection is opened again (after
+0.1 s, doubling up to 5 s), and since notifications sent meanwhile are lost,
+every follower is woken once the LISTEN and the locks are back.
 """
 
 from __future__ import annotations
@@ -81,6 +84,7 @@ class Polling:
 
 _FIRST_RETRY = 0.1
 _LAST_RETRY = 5.0
+_SETTLING = 0.02  # seconds between two tries to see a new lock's earlier writes done
 
 _lock = threading.Lock()  # guards _listeners and every listener's subscriptions
 _listeners: dict[tuple[Any, ...], _Listener] = {}
@@ -99,7 +103,11 @@ def listen(alias: str, chronicum_id: str) -> Subscription:
         if listener is None:
             listener = _listeners[key] = _Listener(key, params)
         subscription = _Subscription(listener, chronicum_id, loop)
-        listener.subscriptions.setdefault(chronicum_id, set()).add(subscription)
+        followers = listener.subscriptions.setdefault(chronicum_id, set())
+        followers.add(subscription)
+        first = len(followers) == 1
+    if first:
+        listener.poke()  # to take the chronicum's lock
     return subscription
 
 
@@ -150,12 +158,16 @@ class _Subscription:
             listener = self._listener
             mine = listener.subscriptions.get(self._chronicum_id, set())
             mine.discard(self)
-            if not mine:
+            last = not mine
+            if last:
                 listener.subscriptions.pop(self._chronicum_id, None)
-            if listener.subscriptions or _listeners.get(listener.key) is not listener:
-                return
-            del _listeners[listener.key]
-        listener.stop()
+            stop = not listener.subscriptions and _listeners.get(listener.key) is listener
+            if stop:
+                del _listeners[listener.key]
+        if stop:
+            listener.stop()
+        elif last:
+            listener.poke()  # to release the chronicum's lock
 
 
 class _Listener:
@@ -167,15 +179,23 @@ class _Listener:
         self._params = {"application_name": "chronica listener", **params, "autocommit": True}
         self._stopping = False
         self._delay = _FIRST_RETRY
-        # Written to by stop(), so that the thread's select() returns at once.
-        self._stop_r, self._stop_w = socket.socketpair()
+        # The chronica whose lock this connection holds, and those whose earlier
+        # writes it still waits for.
+        self._followed: set[str] = set()
+        self._settling: set[str] = set()
+        # Written to by poke() and stop(), so that the thread's select() returns at once.
+        self._poke_r, self._poke_w = socket.socketpair()
         self._thread = threading.Thread(target=self._run, name="chronica-listen", daemon=True)
         self._thread.start()
 
+    def poke(self) -> None:
+        """Have the thread look at the subscriptions again."""
+        with contextlib.suppress(OSError):
+            self._poke_w.send(b"\0")
+
     def stop(self) -> None:
         self._stopping = True
-        with contextlib.suppress(OSError):
-            self._stop_w.send(b"\0")
+        self.poke()
 
     def join(self, timeout: float) -> None:
         self._thread.join(timeout)
@@ -195,12 +215,12 @@ class _Listener:
                         self._delay,
                     )
                 self._wake_all()
-                if select.select([self._stop_r], [], [], self._delay)[0]:
-                    break
+                if select.select([self._poke_r], [], [], self._delay)[0]:
+                    self._poke_r.recv(4096)
                 self._delay = min(self._delay * 2, _LAST_RETRY)
         finally:
-            self._stop_r.close()
-            self._stop_w.close()
+            self._poke_r.close()
+            self._poke_w.close()
 
     def _listen(self) -> None:
         import psycopg
@@ -208,18 +228,53 @@ class _Listener:
         from .stores.db import NOTIFY_CHANNEL
 
         with psycopg.Connection.connect(**self._params) as conn:
+            # Notifications that arrive while a statement of ours runs.
+            conn.add_notify_handler(lambda notify: self._wake(notify.payload))
             conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+            self._followed, self._settling = set(), set()
+            self._follow(conn)
             self._delay = _FIRST_RETRY
             # Whatever committed before the LISTEN took effect sent its NOTIFY to nobody.
             self._wake_all()
             pgconn = conn.pgconn
-            stop = self._stop_r.fileno()
+            poke = self._poke_r.fileno()
             while not self._stopping:
-                if stop in select.select([pgconn.socket, stop], [], [])[0]:
-                    return
-                pgconn.consume_input()  # raises once the connection is lost
-                while (notify := pgconn.notifies()) is not None:
-                    self._wake(notify.extra.decode())
+                # While writes that missed a new lock are pending, look again soon.
+                timeout = _SETTLING if self._settling else None
+                ready = select.select([pgconn.socket, poke], [], [], timeout)[0]
+                if poke in ready:
+                    self._poke_r.recv(4096)
+                    if self._stopping:
+                        return
+                if pgconn.socket in ready:
+                    pgconn.consume_input()  # raises once the connection is lost
+                    while (notify := pgconn.notifies()) is not None:
+                        self._wake(notify.extra.decode())
+                self._follow(conn)
+
+    def _follow(self, conn: Any) -> None:
+        """Hold the lock of each followed chronicum and of no other; wake the
+        followers of a chronicum once the writes that did not see its lock are done."""
+        from .stores.db import PG_FOLLOW, PG_UNFOLLOW, PG_WRITES_DONE, PG_WRITES_DONE_RELEASE
+
+        with _lock:
+            wanted = set(self.subscriptions)
+        for chronicum_id in wanted - self._followed:
+            conn.execute(PG_FOLLOW, [chronicum_id])
+            self._followed.add(chronicum_id)
+            self._settling.add(chronicum_id)
+        for chronicum_id in self._followed - wanted:
+            conn.execute(PG_UNFOLLOW, [chronicum_id])
+            self._followed.discard(chronicum_id)
+            self._settling.discard(chronicum_id)
+        for chronicum_id in list(self._settling):
+            # Taken only when no write holds it: tried, never waited for, so that a
+            # write left open in someone's transaction holds up no other chronicum.
+            row = conn.execute(PG_WRITES_DONE, [chronicum_id]).fetchone()
+            if row and row[0]:
+                conn.execute(PG_WRITES_DONE_RELEASE, [chronicum_id])
+                self._settling.discard(chronicum_id)
+                self._wake(chronicum_id)
 
     def _wake(self, chronicum_id: str) -> None:
         with _lock:
