@@ -19,7 +19,7 @@ from django.db import connection, connections, transaction
 from chronica import Actum, services
 from chronica.follow import listener_threads
 from chronica.services import Chronicarius
-from chronica.stores.db import NOTIFY_CHANNEL, DjangoStore
+from chronica.stores.db import NOTIFY_CHANNEL, PG_FOLLOW, DjangoStore
 
 from . import scenario
 from .scenario import CHRONICUM, OWNER
@@ -152,6 +152,7 @@ async def test_a_writer_that_sends_no_notify_is_read_at_the_next_poll():
 def test_the_notification_carries_the_chronicum_id_and_comes_at_commit_only():
     with server_connection() as listening, server_connection() as marker:
         listening.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        listening.execute(PG_FOLLOW, [CHRONICUM])  # as chronica's listener does
         services.record_actum(OWNER, scenario.acta()[0])
         with transaction.atomic():
             services.record_actum(OWNER, scenario.booking_reply("Confirmation RT-4821."))
@@ -179,3 +180,46 @@ async def test_a_delete_ends_the_follow_at_once(woken_only):
     await woken_only.adelete_chronicum(OWNER, CHRONICUM)
     with pytest.raises(services.ChronicumNotFound):
         await waiting
+
+
+def test_a_chronicum_nobody_follows_gets_no_notify():
+    """NOTIFY serializes the commits of a whole database: writes nobody follows send none."""
+    with server_connection() as listening, server_connection() as marker:
+        listening.execute(f"LISTEN {NOTIFY_CHANNEL}")
+        listening.execute(PG_FOLLOW, ["lunch-sunday"])
+        services.record_acta(OWNER, scenario.acta())
+        services.record_actum(OWNER, scenario.booking_reply("Held.", "lunch-sunday"))
+        marker.execute("SELECT pg_notify(%s, 'end')", [NOTIFY_CHANNEL])
+        payloads = []
+        for notify in listening.notifies(timeout=DEADLINE):
+            payloads.append(notify.payload)
+            if notify.payload == "end":
+                break
+    assert payloads == ["lunch-sunday", "end"]
+
+
+async def test_a_write_left_open_while_a_follow_begins_is_not_missed(woken_only):
+    """The write looked for a follower before there was one, and commits after the
+    follower began: the listener waits for it before it wakes the follower."""
+    first = await woken_only.arecord_actum(OWNER, scenario.acta()[0])
+    holding, release = threading.Event(), threading.Event()
+    written: list[Actum] = []
+
+    def concierge() -> None:
+        try:
+            with transaction.atomic():
+                written.append(services.record_actum(OWNER, scenario.acta()[1]))
+                holding.set()
+                release.wait(DEADLINE)
+        finally:
+            connection.close()
+
+    writer = threading.Thread(target=concierge)
+    writer.start()
+    await asyncio.to_thread(holding.wait, DEADLINE)
+    follower = asyncio.ensure_future(next_actum(woken_only, first.id))
+    await until(lambda: len(listeners()) == 1, "the LISTEN connection")
+    await asyncio.sleep(0.2)  # the listener tries, and keeps trying, the write's lock
+    release.set()
+    await asyncio.to_thread(writer.join)
+    assert await follower == written[0]
