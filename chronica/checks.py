@@ -53,8 +53,8 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     elif store is not None:
         errors.extend(_check_store_options(store, options))
     for name, check_id in (
-        ("FOLLOW_POLL_INTERVAL", "chronica.E007"),
-        ("ASYNC_POOL_SIZE", "chronica.E008"),
+        ("FOLLOW_POLL_INTERVAL", "chronica.E008"),
+        ("ASYNC_POOL_SIZE", "chronica.E009"),
     ):
         try:
             getattr(chronica_settings, name)
