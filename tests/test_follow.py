@@ -221,3 +221,37 @@ async def test_stopping_a_follower_mid_wait_leaves_nothing_behind(chronicarius):
     with contextlib.suppress(asyncio.CancelledError):
         await task
     assert task.cancelled()
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "check_id"),
+    [
+        ("FOLLOW_POLL_INTERVAL", 0, "chronica.E008"),
+        ("FOLLOW_POLL_INTERVAL", "1s", "chronica.E008"),
+        ("ASYNC_POOL_SIZE", 0, "chronica.E009"),
+        ("ASYNC_POOL_SIZE", 2.5, "chronica.E009"),
+    ],
+)
+def test_a_bad_follow_setting_is_reported_by_manage_py_check(setting, value, check_id):
+    from django.core.checks import run_checks
+    from django.test import override_settings
+
+    with override_settings(CHRONICA={setting: value}):
+        found = [m for m in run_checks() if m.id.startswith("chronica.")]
+    assert [m.id for m in found] == [check_id]
+    assert setting in found[0].msg
+
+
+def test_the_follow_settings_and_their_defaults():
+    from django.test import override_settings
+
+    from chronica.conf import chronica_settings
+
+    assert chronica_settings.FOLLOW_POLL_INTERVAL == 1.0
+    assert chronica_settings.ASYNC_POOL_SIZE == 10
+    with override_settings(CHRONICA={"FOLLOW_POLL_INTERVAL": 0.25, "ASYNC_POOL_SIZE": 4}):
+        assert chronica_settings.FOLLOW_POLL_INTERVAL == 0.25
+        assert chronica_settings.ASYNC_POOL_SIZE == 4
+        services.reset_chronicarius()
+        assert services.get_chronicarius().poll_interval == 0.25
+    services.reset_chronicarius()
