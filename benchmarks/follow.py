@@ -1,4 +1,4 @@
-"""7. Follow latency: from a write's commit to each follower, on PostgreSQL.
+"""14. Follow latency: from a write's commit to each follower, on PostgreSQL.
 
 A writer in a process of its own records one actum every 20 ms and notes when each
 ``record_actum`` returned (the commit, as the writer knows it). Eight followers note
@@ -220,7 +220,7 @@ def _row(what: str, latencies: list[float]) -> Row:
     p50 = statistics.median(latencies)
     p99 = statistics.quantiles(latencies, n=100)[98]
     return Row(
-        "7 follow",
+        "14 follow",
         what,
         f"p50 {p50:.1f} ms, p99 {p99:.1f} ms",
         target="p99 <= 50 ms",
