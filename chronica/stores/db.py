@@ -93,6 +93,7 @@ _INSERT_COLUMNS = (
 # committed, and the followers it then wakes read it.
 NOTIFY_CHANNEL = "chronica"
 _FOLLOWED, _WRITING = 0x63726F6E, 0x63726F6F
+PG_LISTEN = f"LISTEN {NOTIFY_CHANNEL}"
 PG_FOLLOW = f"SELECT pg_advisory_lock_shared({_FOLLOWED}, hashtext(%s))"
 PG_UNFOLLOW = f"SELECT pg_advisory_unlock_shared({_FOLLOWED}, hashtext(%s))"
 PG_WRITES_DONE = f"SELECT pg_try_advisory_lock({_WRITING}, hashtext(%s))"
