@@ -225,12 +225,12 @@ class _Listener:
     def _listen(self) -> None:
         import psycopg
 
-        from .stores.db import NOTIFY_CHANNEL
+        from .stores.db import PG_LISTEN
 
         with psycopg.Connection.connect(**self._params) as conn:
             # Notifications that arrive while a statement of ours runs.
             conn.add_notify_handler(lambda notify: self._wake(notify.payload))
-            conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+            conn.execute(PG_LISTEN)
             self._followed, self._settling = set(), set()
             self._follow(conn)
             self._delay = _FIRST_RETRY

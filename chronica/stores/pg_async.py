@@ -137,7 +137,7 @@ async def _pool(alias: str) -> AsyncConnectionPool[Any]:
 
 
 async def _open(alias: str) -> AsyncConnectionPool[Any]:
-    from psycopg import AsyncClientCursor, AsyncCursor, IsolationLevel, sql
+    from psycopg import AsyncClientCursor, AsyncCursor, IsolationLevel
     from psycopg_pool import AsyncConnectionPool
 
     from ..conf import chronica_settings
@@ -150,7 +150,7 @@ async def _open(alias: str) -> AsyncConnectionPool[Any]:
         if isolation is not None:
             await conn.set_isolation_level(IsolationLevel(isolation))
         if role:
-            await conn.execute(sql.SQL("SET ROLE {}").format(sql.Identifier(role)))
+            await conn.execute("SELECT set_config('role', %s, false)", [role])
 
     kwargs = {"application_name": "chronica async", **connection_params(alias)}
     kwargs["autocommit"] = True
