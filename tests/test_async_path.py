@@ -190,6 +190,29 @@ def test_a_loop_run_by_hand_closes_its_pools_with_close_pools(postgres):
         loop.close()
 
 
+def test_a_loop_run_by_hand_and_closed_closes_its_pools(postgres):
+    """new_event_loop(), run_until_complete(), close(): no task is cancelled, yet the
+    pools close with the loop. Between runs the loop's async generators are shut
+    down (as the OpenAI Agents SDK's run_sync does after each run): the pools stay."""
+    services.record_actum(OWNER, scenario.acta()[0])
+
+    async def turn() -> None:
+        await services.arecord_actum(OWNER, scenario.booking_reply())
+
+    loop = asyncio.new_event_loop()
+    try:
+        for _ in range(2):
+            loop.run_until_complete(turn())
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            pids = async_connections()
+            assert pids
+        assert async_connections() == pids
+    finally:
+        loop.close()
+    assert async_connections() == []
+    assert len(services.get_acta(OWNER, CHRONICUM)) == 3
+
+
 @override_settings(CHRONICA={"ASYNC_POOL_SIZE": 3})
 def test_thirty_two_tasks_share_a_pool_of_the_configured_size(postgres):
     services.record_acta(OWNER, scenario.acta())

@@ -9,11 +9,14 @@ OPTIONS say). They run the same plans, so the same statements, as the sync path
 (``django.db.OperationalError`` and the rest), as it does there.
 
 A pool holds up to ``CHRONICA["ASYNC_POOL_SIZE"]`` connections and is made on
-first use in an event loop. It is closed when that loop shuts down its async
-generators, as ``asyncio.run()``, ``asyncio.Runner``, uvicorn, pytest-asyncio and
-asgiref's ``async_to_sync`` do at their end: the pools of a loop are held open by
-an async generator of chronica's, and closed when the loop closes it. An event
-loop run by hand closes them with ``await close_pools()`` before it closes.
+first use in an event loop. It is closed when that loop ends: ``asyncio.run()``,
+``asyncio.Runner``, uvicorn, pytest-asyncio and asgiref's ``async_to_sync`` cancel
+the tasks left at their end, and a task of chronica's closes the loop's pools
+when it is cancelled. (Not at ``loop.shutdown_asyncgens()``: the OpenAI Agents
+SDK's ``run_sync`` calls it after each run and keeps the loop.) A loop run by hand
+(``new_event_loop()``, ``run_until_complete()``, ``close()``) closes them in its
+``close()``, which chronica wraps for that; a loop whose ``close`` cannot be
+wrapped (uvloop's) closes them with ``await close_pools()``.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ import asyncio
 import contextlib
 import importlib.util
 import weakref
-from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.db import connections, utils
@@ -56,11 +58,11 @@ _DJANGO_ERRORS: tuple[type[Exception], ...] = (
 
 
 class _Pools:
-    """This event loop's pools by alias, and the generator that closes them at its end."""
+    """This event loop's pools by alias, and the task that closes them at its end."""
 
     def __init__(self) -> None:
         self.opening: dict[str, asyncio.Task[AsyncConnectionPool[Any]]] = {}
-        self.closer: AsyncGenerator[None, None] | None = None
+        self.closer: asyncio.Task[None] | None = None
 
     async def close(self) -> None:
         for opening in list(self.opening.values()):
@@ -69,6 +71,7 @@ class _Pools:
         self.opening.clear()
 
 
+_wrapped: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 _by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Pools] = weakref.WeakKeyDictionary()
 
 
@@ -110,9 +113,37 @@ async def run(alias: str, plan: Plan[_T]) -> _T:
 
 async def close_pools() -> None:
     """Close the pools of the running event loop (the next call opens new ones)."""
-    pools = _by_loop.pop(asyncio.get_running_loop(), None)
+    await _close_pools(asyncio.get_running_loop())
+
+
+async def _close_pools(loop: asyncio.AbstractEventLoop) -> None:
+    pools = _by_loop.pop(loop, None)
     if pools is not None and pools.closer is not None:
-        await pools.closer.aclose()
+        pools.closer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pools.closer
+
+
+def _close_pools_first(loop: asyncio.AbstractEventLoop) -> None:
+    """Have ``loop.close()`` close the loop's pools first. A loop run by hand is often
+    closed without its tasks being cancelled, and the connections would stay open
+    until the garbage collector found them."""
+    if loop in _wrapped:
+        return
+    close = loop.close
+
+    def close_pools_then_the_loop() -> None:
+        if loop in _by_loop and not loop.is_running() and not loop.is_closed():
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                loop.run_until_complete(_close_pools(loop))
+        close()
+
+    # uvloop's loop takes no attribute: asyncio.run() and close_pools() still close.
+    with contextlib.suppress(AttributeError):
+        loop.close = close_pools_then_the_loop  # type: ignore[method-assign]
+        _wrapped.add(loop)
 
 
 async def _pool(alias: str) -> AsyncConnectionPool[Any]:
@@ -120,9 +151,8 @@ async def _pool(alias: str) -> AsyncConnectionPool[Any]:
     pools = _by_loop.get(loop)
     if pools is None:
         pools = _by_loop[loop] = _Pools()
-        # Started, so that the loop tracks it and closes it at its shutdown.
-        pools.closer = _closer(pools)
-        await anext(pools.closer)
+        pools.closer = loop.create_task(_close_at_the_end(loop, pools))
+        _close_pools_first(loop)
     opening = pools.opening.get(alias)
     if opening is None:
         opening = pools.opening[alias] = loop.create_task(_open(alias))
@@ -170,10 +200,12 @@ async def _open(alias: str) -> AsyncConnectionPool[Any]:
     return pool
 
 
-async def _closer(pools: _Pools) -> AsyncGenerator[None, None]:
+async def _close_at_the_end(loop: asyncio.AbstractEventLoop, pools: _Pools) -> None:
     try:
-        yield
+        await loop.create_future()
     finally:
+        if _by_loop.get(loop) is pools:
+            del _by_loop[loop]
         await pools.close()
 
 
