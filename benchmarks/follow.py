@@ -105,11 +105,11 @@ def __getattr__(name: str) -> Any:
     from chronica.api.stream import ActaStreamMixin
     from chronica.api.views import ChronicumViewSet
 
-    class StreamingChronicumViewSet(ActaStreamMixin, ChronicumViewSet):
-        pass
-
+    viewset = ChronicumViewSet
+    if not issubclass(viewset, ActaStreamMixin):  # until chronica.api.views registers it
+        viewset = type("StreamingChronicumViewSet", (ActaStreamMixin, ChronicumViewSet), {})
     router = SimpleRouter()
-    router.register("chronica", StreamingChronicumViewSet, basename="chronicum")
+    router.register("chronica", viewset, basename="chronicum")
     global urlpatterns
     urlpatterns = optional_slash(router.urls)
     return urlpatterns

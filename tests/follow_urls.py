@@ -10,9 +10,12 @@ from chronica.api.routers import optional_slash
 from chronica.api.stream import ActaStreamMixin
 from chronica.api.views import ChronicumViewSet
 
+if issubclass(ChronicumViewSet, ActaStreamMixin):
+    StreamingChronicumViewSet = ChronicumViewSet
+else:  # until chronica.api.views registers the stream
 
-class StreamingChronicumViewSet(ActaStreamMixin, ChronicumViewSet):
-    """ChronicumViewSet with the stream action."""
+    class StreamingChronicumViewSet(ActaStreamMixin, ChronicumViewSet):  # type: ignore[no-redef]
+        """ChronicumViewSet with the stream action."""
 
 
 router = SimpleRouter()
