@@ -223,3 +223,27 @@ async def test_a_write_left_open_while_a_follow_begins_is_not_missed(woken_only)
     release.set()
     await asyncio.to_thread(writer.join)
     assert await follower == written[0]
+
+
+def test_a_follower_reads_from_its_position_by_index_however_long_the_chronicum():
+    """The read starts where the follower is, on (chronicum_id, seq): the row comparison
+    is where the index scan starts, not a filter over the chronicum's older acta."""
+    from chronica.stores.db import _after_plan
+    from chronica.values import ActaQuery
+
+    services.record_acta(OWNER, scenario.acta())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO acta (id, chronicum_id, kind, actor_kind, actor, content, at)"
+            " SELECT md5(g::text), %s, 'thought', 'agent', 'planner', 'turn ' || g, now()"
+            " FROM generate_series(1, 20000) AS g",
+            [CHRONICUM],
+        )
+        cursor.execute("ANALYZE acta")
+        cursor.execute("SELECT MIN(seq) + 10000 FROM acta WHERE chronicum_id = %s", [CHRONICUM])
+        position = cursor.fetchone()[0]
+        sql, params = next(_after_plan(OWNER, CHRONICUM, ActaQuery(), position, 200, "postgresql"))
+        cursor.execute("EXPLAIN (COSTS OFF) " + sql, params)
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Index Scan using acta_chronicum_seq on acta" in plan, plan
+    assert "Index Cond: ((ROW((chronicum_id)::text, seq) > ROW(" in plan, plan
