@@ -86,35 +86,29 @@ _INSERT_COLUMNS = (
 # transactions of a database (the notification queue's lock is held until the
 # commit is flushed), which halved concurrent writes in the benchmarks. A process
 # that follows a chronicum holds, on its LISTEN connection, a shared advisory lock
-# (_FOLLOWED, hashtext(id)); a write looks for it with a try-and-release of the
-# same lock. A write also holds (_WRITING, hashtext(id)) shared from before it
-# looks until it commits; a listener that begins to follow takes that lock once,
-# exclusively, after its own shared lock: every write that looked before then has
-# committed, and the followers it then wakes read it.
+# (_FOLLOWED, hashtext(id)). A write tries to take that lock exclusively until it
+# commits: if it can, nobody follows and it sends nothing; if it cannot, it sends
+# the NOTIFY. A listener gets its shared lock only once every write that sent none
+# has committed, and then wakes its followers, who read those writes. (The writes
+# of a chronicum are already serialized by its row lock; two chronica whose IDs
+# hash alike only cost an extra NOTIFY.)
 NOTIFY_CHANNEL = "chronica"
-_FOLLOWED, _WRITING = 0x63726F6E, 0x63726F6F
+_FOLLOWED = 0x63726F6E
 PG_LISTEN = f"LISTEN {NOTIFY_CHANNEL}"
-PG_FOLLOW = f"SELECT pg_advisory_lock_shared({_FOLLOWED}, hashtext(%s))"
+PG_FOLLOW = f"SELECT pg_try_advisory_lock_shared({_FOLLOWED}, hashtext(%s))"
 PG_UNFOLLOW = f"SELECT pg_advisory_unlock_shared({_FOLLOWED}, hashtext(%s))"
-PG_WRITES_DONE = f"SELECT pg_try_advisory_lock({_WRITING}, hashtext(%s))"
-PG_WRITES_DONE_RELEASE = f"SELECT pg_advisory_unlock({_WRITING}, hashtext(%s))"
 
 
 def _notify_if_followed(chronicum_id: str) -> str:
-    """An expression that sends the NOTIFY if a listener holds the chronicum's
-    _FOLLOWED lock (true either way)."""
-    key = f"{_FOLLOWED}, hashtext({chronicum_id})"
+    """An expression (true) that sends the NOTIFY unless the write can take the
+    chronicum's _FOLLOWED lock (COALESCE evaluates its arguments in order, the
+    NOTIFY only when needed). pg_notify() returns void: cast, it is an empty text."""
     return (
-        f"CASE WHEN pg_try_advisory_lock({key}) THEN pg_advisory_unlock({key})"
-        f" ELSE (SELECT true FROM pg_notify('{NOTIFY_CHANNEL}', {chronicum_id})) END"
+        f"COALESCE(CASE WHEN pg_try_advisory_xact_lock({_FOLLOWED}, hashtext({chronicum_id}))"
+        f" THEN true END, pg_notify('{NOTIFY_CHANNEL}', {chronicum_id})::text IS NOT NULL)"
     )
 
 
-# Materialized, so that the _WRITING lock is taken before the look for a listener.
-_WRITING_LOCK = (
-    "w AS MATERIALIZED (SELECT {row}.* FROM {row},"
-    f" pg_advisory_xact_lock_shared({_WRITING}, hashtext({{row}}.{{id}})))"
-)
 # The chronicum row is locked first (UPDATE or FOR UPDATE); the acta are inserted from
 # its result, so their seq is drawn only once the lock is held. unnest(...) WITH
 # ORDINALITY keeps one statement text for any batch size, and ORDER BY n numbers the
@@ -135,8 +129,8 @@ WITH c AS (
            v.call_id, v.data::jsonb, v.tokens, v.key
     FROM c, {_PG_UNNEST}
     ORDER BY v.n
-), {_WRITING_LOCK.format(row="c", id="id")}
-SELECT {_PG_MICROS.format("last_activity_at")}, true, {_notify_if_followed("w.id")} FROM w
+)
+SELECT {_PG_MICROS.format("last_activity_at")}, true, {_notify_if_followed("c.id")} FROM c
 """
 # With a key: the first actum carries it, and the rest are inserted only from the
 # first's result, so a key already used (ON CONFLICT) writes nothing at all.
@@ -157,9 +151,9 @@ WITH c AS (
 ), upd AS (
     UPDATE {CHRONICA} SET last_activity_at = first.at FROM first
     WHERE {CHRONICA}.id = first.chronicum_id
-), {_WRITING_LOCK.format(row="first", id="chronicum_id")}
-SELECT (SELECT {_PG_MICROS.format("at")} FROM w), EXISTS (SELECT 1 FROM c),
-       (SELECT {_notify_if_followed("w.chronicum_id")} FROM w)
+)
+SELECT (SELECT {_PG_MICROS.format("at")} FROM first), EXISTS (SELECT 1 FROM c),
+       (SELECT {_notify_if_followed("first.chronicum_id")} FROM first)
 """
 _OWNER = " AND owner_id = %s"
 # By (keyed, owner-scoped).
