@@ -12,9 +12,9 @@ The listener is a thread per database, holding one connection that LISTENs on
 the ``chronica`` channel. The followers of every event loop of the process share
 it: it starts with the first subscription and closes its connection when the
 last one ends. On that connection it also holds a lock per followed chronicum,
-without which writes into it send no NOTIFY (``chronica.stores.db`` says why);
-once it holds a chronicum's lock and every write that missed it has committed,
-it wakes that chronicum's followers. A lost connection is opened again (after
+without which writes into it send no NOTIFY (``chronica.stores.db`` says why); it
+gets the lock once the writes that sent none have committed, and then wakes that
+chronicum's followers. A lost connection is opened again (after
 0.1 s, doubling up to 5 s), and since notifications sent meanwhile are lost,
 every follower is woken once the LISTEN and the locks are back.
 """
@@ -84,7 +84,7 @@ class Polling:
 
 _FIRST_RETRY = 0.1
 _LAST_RETRY = 5.0
-_SETTLING = 0.02  # seconds between two tries to see a new lock's earlier writes done
+_RETRY_LOCK = 0.02  # seconds between two tries to take a chronicum's follow lock
 
 _lock = threading.Lock()  # guards _listeners and every listener's subscriptions
 _listeners: dict[tuple[Any, ...], _Listener] = {}
@@ -179,10 +179,8 @@ class _Listener:
         self._params = {"application_name": "chronica listener", **params, "autocommit": True}
         self._stopping = False
         self._delay = _FIRST_RETRY
-        # The chronica whose lock this connection holds, and those whose earlier
-        # writes it still waits for.
+        # The chronica whose lock this connection holds.
         self._followed: set[str] = set()
-        self._settling: set[str] = set()
         # Written to by poke() and stop(), so that the thread's select() returns at once.
         self._poke_r, self._poke_w = socket.socketpair()
         self._thread = threading.Thread(target=self._run, name="chronica-listen", daemon=True)
@@ -231,7 +229,7 @@ class _Listener:
             # Notifications that arrive while a statement of ours runs.
             conn.add_notify_handler(lambda notify: self._wake(notify.payload))
             conn.execute(PG_LISTEN)
-            self._followed, self._settling = set(), set()
+            self._followed = set()
             self._follow(conn)
             self._delay = _FIRST_RETRY
             # Whatever committed before the LISTEN took effect sent its NOTIFY to nobody.
@@ -239,8 +237,11 @@ class _Listener:
             pgconn = conn.pgconn
             poke = self._poke_r.fileno()
             while not self._stopping:
-                # While writes that missed a new lock are pending, look again soon.
-                timeout = _SETTLING if self._settling else None
+                # While a lock is not had yet (writes that sent no NOTIFY are still
+                # open), try again soon.
+                with _lock:
+                    waiting = not set(self.subscriptions) <= self._followed
+                timeout = _RETRY_LOCK if waiting else None
                 ready = select.select([pgconn.socket, poke], [], [], timeout)[0]
                 if poke in ready:
                     self._poke_r.recv(4096)
@@ -254,27 +255,21 @@ class _Listener:
 
     def _follow(self, conn: Any) -> None:
         """Hold the lock of each followed chronicum and of no other; wake the
-        followers of a chronicum once the writes that did not see its lock are done."""
-        from .stores.db import PG_FOLLOW, PG_UNFOLLOW, PG_WRITES_DONE, PG_WRITES_DONE_RELEASE
+        followers of a chronicum once its lock is had."""
+        from .stores.db import PG_FOLLOW, PG_UNFOLLOW
 
         with _lock:
             wanted = set(self.subscriptions)
         for chronicum_id in wanted - self._followed:
-            conn.execute(PG_FOLLOW, [chronicum_id])
-            self._followed.add(chronicum_id)
-            self._settling.add(chronicum_id)
+            # Tried, never waited for: a write left open in someone's transaction
+            # must hold up no other chronicum.
+            row = conn.execute(PG_FOLLOW, [chronicum_id]).fetchone()
+            if row and row[0]:
+                self._followed.add(chronicum_id)
+                self._wake(chronicum_id)
         for chronicum_id in self._followed - wanted:
             conn.execute(PG_UNFOLLOW, [chronicum_id])
             self._followed.discard(chronicum_id)
-            self._settling.discard(chronicum_id)
-        for chronicum_id in list(self._settling):
-            # Taken only when no write holds it: tried, never waited for, so that a
-            # write left open in someone's transaction holds up no other chronicum.
-            row = conn.execute(PG_WRITES_DONE, [chronicum_id]).fetchone()
-            if row and row[0]:
-                conn.execute(PG_WRITES_DONE_RELEASE, [chronicum_id])
-                self._settling.discard(chronicum_id)
-                self._wake(chronicum_id)
 
     def _wake(self, chronicum_id: str) -> None:
         with _lock:
