@@ -29,6 +29,8 @@ CASES = (
     "tokens",
     "agents",
     "pydantic-ai",
+    "asyncio",
+    "follow",
 )
 
 
@@ -158,6 +160,14 @@ def main(argv: list[str]) -> int:
         from . import pydantic_ai
 
         rows += pydantic_ai.measure(ops=ops, n_rounds=n_rounds, reload=not args.no_load)
+    if "asyncio" in only:
+        from .async_path import async_path
+
+        rows += async_path(n_rounds=5 if args.quick else 11)
+    if "follow" in only:
+        from .follow import follow
+
+        rows += follow()
     rows.sort(key=lambda row: int(row.case.split()[0]))
 
     report = [

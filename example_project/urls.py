@@ -1,7 +1,9 @@
 """The example's URLs: the admin, chronica's API, its OpenAPI schema, and the dinner app."""
 
 from django.contrib import admin
+from django.contrib.auth.decorators import login_required
 from django.urls import include, path
+from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from example_project.dinner import views
@@ -10,6 +12,11 @@ urlpatterns = [
     path("", views.index, name="index"),
     path("windows/<str:chronicum_id>/", views.agent_windows, name="agent-windows"),
     path("windows/<str:chronicum_id>/hold/", views.hold_the_table, name="hold-the-table"),
+    path(
+        "follow/<str:chronicum_id>/",
+        login_required(TemplateView.as_view(template_name="dinner/follow.html")),
+        name="follow",
+    ),
     path("admin/", admin.site.urls),
     path("api/", include("chronica.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

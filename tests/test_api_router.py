@@ -93,8 +93,10 @@ def test_the_projects_schema_describes_chronica_once(as_ardian):
         "/v1/chronica/",
         "/v1/chronica/{chronicum_id}/",
         "/v1/chronica/{chronicum_id}/acta/",
+        "/v1/chronica/{chronicum_id}/acta/stream/",
     }
     assert set(paths["/v1/chronica/{chronicum_id}/acta/"]) == {"get", "post"}
+    assert set(paths["/v1/chronica/{chronicum_id}/acta/stream/"]) == {"get"}
 
 
 def test_a_router_on_path_converters_gets_both_spellings_too():
@@ -110,4 +112,6 @@ def test_a_router_on_path_converters_gets_both_spellings_too():
         ("chronica/<str:chronicum_id>", None),
         ("chronica/<str:chronicum_id>/acta/", "chronicum-acta"),
         ("chronica/<str:chronicum_id>/acta", None),
+        ("chronica/<str:chronicum_id>/acta/stream/", "chronicum-acta-stream"),
+        ("chronica/<str:chronicum_id>/acta/stream", None),
     ]

@@ -69,6 +69,7 @@ class TestSchema:
             "/api/chronica/",
             "/api/chronica/{chronicum_id}/",
             "/api/chronica/{chronicum_id}/acta/",
+            "/api/chronica/{chronicum_id}/acta/stream/",
         }
         for path in {path for path, _ in OPERATIONS}:
             assert set(paths[path]) == {m.lower() for p, m in OPERATIONS if p == path}

@@ -73,6 +73,16 @@ def browser() -> Iterator[object]:
         shutil.rmtree(profile, ignore_errors=True)
 
 
+def wait_for(browser, by: str, value: str):
+    """The element, once the page that has it is there (a deadline, not a measurement)."""
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(browser, 60).until(
+        expected_conditions.presence_of_element_located((by, value))
+    )
+
+
 def test_an_operator_reads_dinner_friday_in_the_admin(browser, live_server, django_user_model):
     from selenium.webdriver.common.by import By
 
@@ -83,7 +93,8 @@ def test_an_operator_reads_dinner_friday_in_the_admin(browser, live_server, djan
     browser.find_element(By.NAME, "username").send_keys("operator")
     browser.find_element(By.NAME, "password").send_keys("pw")
     browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-    browser.find_element(By.LINK_TEXT, CHRONICUM).click()
+    wait_for(browser, By.LINK_TEXT, CHRONICUM).click()
+    wait_for(browser, By.ID, "transcript")
 
     acta = browser.find_elements(By.CSS_SELECTOR, "#transcript li.chronica-actum")
     assert [a.get_attribute("data-kind") for a in acta] == [a.kind.value for a in stored]

@@ -48,6 +48,7 @@ from .inputs import (
 from .paging import chronica_page, cursor_for, link_to, position_of, window_page
 from .parsers import StrictJSONParser
 from .serializers import ActumSerializer, ChronicumSerializer
+from .stream import ActaStreamMixin
 
 __all__ = ["ChronicaViewSet", "ChronicumViewSet"]
 
@@ -101,7 +102,7 @@ class ChronicaViewSet(ViewSet):
         return [IsAuthenticated(), *(p() for p in policy if p is not AllowAny)]
 
 
-class ChronicumViewSet(ChronicaViewSet):
+class ChronicumViewSet(ActaStreamMixin, ChronicaViewSet):
     """The caller's chronica, and the acta of each."""
 
     lookup_field = "chronicum_id"

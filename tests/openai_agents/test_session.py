@@ -195,14 +195,14 @@ async def test_a_call_id_no_store_can_index_links_nothing_but_stays_in_the_item(
 
 async def test_a_cancelled_add_items_returns_only_once_the_turn_has_landed(monkeypatch):
     entered, release = threading.Event(), threading.Event()
-    record = Chronicarius.record
+    arecord = Chronicarius.arecord
 
-    def held_record(self, *args, **kwargs):
+    async def held_arecord(self, *args, **kwargs):
         entered.set()
-        assert release.wait(timeout=30)
-        return record(self, *args, **kwargs)
+        assert await asyncio.to_thread(release.wait, 30)
+        return await arecord(self, *args, **kwargs)
 
-    monkeypatch.setattr(Chronicarius, "record", held_record)
+    monkeypatch.setattr(Chronicarius, "arecord", held_arecord)
     adding = asyncio.create_task(session().add_items(turn(1)))
     assert await asyncio.to_thread(entered.wait, 30)
     adding.cancel()
@@ -211,7 +211,7 @@ async def test_a_cancelled_add_items_returns_only_once_the_turn_has_landed(monke
     release.set()
     with pytest.raises(asyncio.CancelledError):
         await adding
-    monkeypatch.setattr(Chronicarius, "record", record)
+    monkeypatch.setattr(Chronicarius, "arecord", arecord)
     assert await session().get_items() == turn(1)
 
 
