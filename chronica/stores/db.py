@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
@@ -110,13 +111,21 @@ def _notify_if_followed(chronicum_id: str) -> str:
 
 
 # The chronicum row is locked first (UPDATE or FOR UPDATE); the acta are inserted from
-# its result, so their seq is drawn only once the lock is held. unnest(...) WITH
-# ORDINALITY keeps one statement text for any batch size, and ORDER BY n numbers the
-# batch in its given order.
-_PG_UNNEST = (
-    "unnest(%s::varchar[], %s::varchar[], %s::varchar[], %s::varchar[], %s::text[],"
-    " %s::varchar[], %s::text[], %s::bigint[], %s::varchar[])"
-    " WITH ORDINALITY AS v(id, kind, actor_kind, actor, content, call_id, data, tokens, key, n)"
+# its result, so their seq is drawn only once the lock is held. A batch travels as one
+# JSON array, one parameter for any batch size (one statement text); WITH ORDINALITY and
+# ORDER BY n number the batch in its given order. One JSON string, not an array per
+# column: with Django's client-side binding psycopg quotes a string in C but builds an
+# array literal in Python, element by element (~100 us a write, even of one actum). A
+# single actum, the most common write, travels as plain parameters.
+_PG_COLUMNS = "v(id, kind, actor_kind, actor, content, call_id, data, tokens, key, n)"
+_PG_BATCH = (
+    "ROWS FROM (json_to_recordset(%s::json) AS (id varchar, kind varchar,"
+    " actor_kind varchar, actor varchar, content text, call_id varchar, data text,"
+    f" tokens bigint, key varchar)) WITH ORDINALITY AS {_PG_COLUMNS}"
+)
+_PG_ONE = (
+    "(VALUES (%s::varchar, %s::varchar, %s::varchar, %s::varchar, %s::text, %s::varchar,"
+    f" %s::text, %s::bigint, NULL::varchar, 1::bigint)) AS {_PG_COLUMNS}"
 )
 _PG_RECORD = f"""
 WITH c AS (
@@ -127,7 +136,7 @@ WITH c AS (
     INSERT INTO {ACTA} ({_INSERT_COLUMNS})
     SELECT v.id, c.id, v.kind, v.actor_kind, v.actor, v.content, c.last_activity_at,
            v.call_id, v.data::jsonb, v.tokens, v.key
-    FROM c, {_PG_UNNEST}
+    FROM c, {{source}}
     ORDER BY v.n
 )
 SELECT {_PG_MICROS.format("last_activity_at")}, true, {_notify_if_followed("c.id")} FROM c
@@ -146,7 +155,7 @@ WITH c AS (
     INSERT INTO {ACTA} ({_INSERT_COLUMNS})
     SELECT v.id, first.chronicum_id, v.kind, v.actor_kind, v.actor, v.content, first.at,
            v.call_id, v.data::jsonb, v.tokens, v.key
-    FROM first, {_PG_UNNEST}
+    FROM first, {_PG_BATCH}
     ORDER BY v.n
 ), upd AS (
     UPDATE {CHRONICA} SET last_activity_at = first.at FROM first
@@ -156,13 +165,17 @@ SELECT (SELECT {_PG_MICROS.format("at")} FROM first), EXISTS (SELECT 1 FROM c),
        (SELECT {_notify_if_followed("first.chronicum_id")} FROM first)
 """
 _OWNER = " AND owner_id = %s"
-# By (keyed, owner-scoped).
+# By (keyed, owner-scoped, a single actum).
 _PG_RECORDS = {
-    (keyed, owned): (_PG_RECORD_KEYED if keyed else _PG_RECORD).format(
-        owner=_OWNER if owned else ""
+    (False, owned, one): _PG_RECORD.format(
+        owner=_OWNER if owned else "", source=_PG_ONE if one else _PG_BATCH
     )
-    for keyed in (False, True)
     for owned in (False, True)
+    for one in (False, True)
+} | {
+    (True, owned, one): _PG_RECORD_KEYED.format(owner=_OWNER if owned else "")
+    for owned in (False, True)
+    for one in (False, True)
 }
 _PG_CREATE = (
     f"INSERT INTO {CHRONICA} (id, owner_id, started_at, last_activity_at)"
@@ -418,21 +431,28 @@ def _batch_of_plan(chronicum_id: str, key: str | None, family: str) -> Plan[list
     return [_actum(chronicum_id, row) for row in rows]
 
 
-def _arrays(
-    acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
-) -> list[list[Any]]:
-    """The batch as the arrays the PostgreSQL statement unnests, one per column."""
-    return [
-        [a.id for a in acta],
-        [a.kind.value for a in acta],
-        [a.actor_kind.value for a in acta],
-        [a.actor for a in acta],
-        [a.content for a in acta],
-        [a.call_id for a in acta],
-        [None if a.data is None else dumps_data(a.data) for a in acta],
-        list(tokens),
-        _member_keys(key, len(acta)),
-    ]
+def _batch_json(
+    acta: Sequence[Actum], keys: Sequence[str | None], tokens: Sequence[int | None]
+) -> str:
+    """The batch as the JSON array the PostgreSQL statement reads, one object an actum."""
+    return json.dumps(
+        [
+            {
+                "id": a.id,
+                "kind": a.kind.value,
+                "actor_kind": a.actor_kind.value,
+                "actor": a.actor,
+                "content": a.content,
+                "call_id": a.call_id,
+                "data": None if a.data is None else dumps_data(a.data),
+                "tokens": count,
+                "key": key,
+            }
+            for a, count, key in zip(acta, tokens, keys, strict=True)
+        ],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
 
 
 def _pg_record_plan(
@@ -441,12 +461,26 @@ def _pg_record_plan(
     """A PostgreSQL write: one statement (and, for a replay, the read of the first batch)."""
     chronicum_id = acta[0].chronicum_id
     owner = [] if owner_id is None else [owner_id]
-    sql = _PG_RECORDS[key is not None, owner_id is not None]
-    if key is None:
-        params: list[Any] = [chronicum_id, *owner, *_arrays(acta, None, tokens)]
+    one = len(acta) == 1
+    sql = _PG_RECORDS[key is not None, owner_id is not None, one]
+    first = acta[0]
+    data = None if first.data is None else dumps_data(first.data)
+    if key is None and one:
+        params: list[Any] = [
+            chronicum_id,
+            *owner,
+            first.id,
+            first.kind.value,
+            first.actor_kind.value,
+            first.actor,
+            first.content,
+            first.call_id,
+            data,
+            tokens[0],
+        ]
+    elif key is None:
+        params = [chronicum_id, *owner, _batch_json(acta, _member_keys(None, len(acta)), tokens)]
     else:
-        first = acta[0]
-        data = None if first.data is None else dumps_data(first.data)
         params = [
             chronicum_id,
             *owner,
@@ -459,8 +493,7 @@ def _pg_record_plan(
             data,
             tokens[0],
             key,
-            *_arrays(acta[1:], None, tokens[1:])[:-1],
-            _member_keys(key, len(acta))[1:],
+            _batch_json(acta[1:], _member_keys(key, len(acta))[1:], tokens[1:]),
         ]
     rows = yield sql, params
     if not rows or not rows[0][1]:
