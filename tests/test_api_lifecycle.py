@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import re
 import threading
+import time
 
 import pytest
 from django.test import override_settings
@@ -323,29 +324,44 @@ def test_pages_cover_every_chronicum_once_while_rafa_writes(ardian, rafa):
     assert len(expected) == 60
     paged = threading.Event()
     pages: list[list[str]] = []
+    writes: list[int] = []
+
+    def after_a_write(seen: int) -> int:
+        """Wait until rafa has stored another actum (so every page is read between writes)."""
+        deadline = time.monotonic() + 30
+        while len(writes) <= seen and time.monotonic() < deadline:
+            time.sleep(0.002)
+        return len(writes)
 
     def ardian_pages():
+        client, seen = client_for(ardian), 0
         try:
             for _ in range(3):
-                pages.append(flat(every_page(client_for(ardian), LIST_URL + "?limit=7")))
+                ids, url = [], LIST_URL + "?limit=7"
+                while url:
+                    seen = after_a_write(seen)
+                    response = client.get(url)
+                    assert response.status_code == 200, response.content
+                    ids += [c["id"] for c in response.json()["results"]]
+                    url = response.json()["next"]
+                pages.append(ids)
         finally:
             paged.set()
-
-    writes = []
 
     def rafa_writes():
         client, n = client_for(rafa), 0
         while not paged.is_set():
-            writes.append(n)
             chronicum_id = f"rafa-{n % 15}"
             assert post(client, GOOD, chronicum_id=chronicum_id).status_code == 201
             if n % 5 == 0:
                 assert start(client, {}).status_code == 201
+            writes.append(n)
             n += 1
 
     assert run_threads([ardian_pages, rafa_writes, rafa_writes]) == []
     assert pages == [expected] * 3
-    assert len(writes) > 10
+    # 3 rounds of 9 pages, each read after another of rafa's writes
+    assert len(writes) >= 27
 
 
 @pytest.mark.django_db(transaction=True)
