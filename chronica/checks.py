@@ -39,7 +39,11 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
             )
         )
     store: Callable[..., Any] | None = None
-    for name, check_id in (("STORE", "chronica.E003"), ("OWNER_ID", "chronica.E005")):
+    for name, check_id in (
+        ("STORE", "chronica.E003"),
+        ("OWNER_ID", "chronica.E005"),
+        ("TOKEN_COUNTER", "chronica.E007"),
+    ):
         try:
             resolved = _resolve(name, value.get(name, DEFAULTS[name]))
         except ImproperlyConfigured as exc:
@@ -53,6 +57,8 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     elif store is not None:
         errors.extend(_check_store_options(store, options))
     for name, check_id in (
+        ("MAX_ACTUM_BYTES", "chronica.E010"),
+        ("API_MAX_ACTA", "chronica.E011"),
         ("FOLLOW_POLL_INTERVAL", "chronica.E008"),
         ("ASYNC_POOL_SIZE", "chronica.E009"),
     ):
