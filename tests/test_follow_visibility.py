@@ -95,8 +95,8 @@ def a_write_waits_on_a_lock() -> bool:
     with server_connection() as probe:
         row = probe.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-            " AND wait_event_type = 'Lock' AND query LIKE %s",
-            ["%INSERT INTO acta%"],
+            " AND wait_event_type = 'Lock' AND (query LIKE %s OR query LIKE %s)",
+            ["%INSERT INTO acta%", "%chronica_record_act%"],  # a statement or the function
         ).fetchone()
     return bool(row and row[0])
 

@@ -36,7 +36,8 @@ class CuttingProxy:
     the server says it is ready again, so the answer never reaches the client.
     """
 
-    MARKER = b"INSERT INTO acta"
+    # A write with a key is one statement; one without calls a function.
+    MARKERS = (b"INSERT INTO acta", b"chronica_record_act")
 
     def __init__(self, host: str, port: int) -> None:
         self.target = (host, port)
@@ -83,7 +84,7 @@ class CuttingProxy:
     def _up(self, client: socket.socket, server: socket.socket, swallow: threading.Event) -> None:
         try:
             while data := client.recv(65536):
-                if self.MARKER in data and (mode := self._take_cut()):
+                if any(m in data for m in self.MARKERS) and (mode := self._take_cut()):
                     if mode == "before":
                         self._drop(client, server, mode)
                         return

@@ -110,37 +110,29 @@ def _notify_if_followed(chronicum_id: str) -> str:
     )
 
 
-# The chronicum row is locked first (UPDATE or FOR UPDATE); the acta are inserted from
-# its result, so their seq is drawn only once the lock is held. A batch travels as one
-# JSON array, one parameter for any batch size (one statement text); WITH ORDINALITY and
+# The chronicum row is locked first (UPDATE or FOR UPDATE); the acta are inserted after
+# it, so their seq is drawn only once the lock is held. A batch travels as one JSON
+# array, one parameter for any batch size (one statement text); WITH ORDINALITY and
 # ORDER BY n number the batch in its given order. One JSON string, not an array per
 # column: with Django's client-side binding psycopg quotes a string in C but builds an
-# array literal in Python, element by element (~100 us a write, even of one actum). A
-# single actum, the most common write, travels as plain parameters.
+# array literal in Python, element by element (~100 us a write, even of one actum).
+#
+# Writes without a key call the PL/pgSQL functions of migration 0004 (the same steps:
+# lock and bump, insert, NOTIFY when followed): PostgreSQL keeps their plans for the
+# session, where a statement sent with Django's client-side binding is planned anew
+# each time (BENCHMARKS.md: a one-actum write's time fell by half). The owner, NULL
+# when the write is not owner-scoped, is checked in the same UPDATE.
 _PG_COLUMNS = "v(id, kind, actor_kind, actor, content, call_id, data, tokens, key, n)"
 _PG_BATCH = (
     "ROWS FROM (json_to_recordset(%s::json) AS (id varchar, kind varchar,"
     " actor_kind varchar, actor varchar, content text, call_id varchar, data text,"
     f" tokens bigint, key varchar)) WITH ORDINALITY AS {_PG_COLUMNS}"
 )
-_PG_ONE = (
-    "(VALUES (%s::varchar, %s::varchar, %s::varchar, %s::varchar, %s::text, %s::varchar,"
-    f" %s::text, %s::bigint, NULL::varchar, 1::bigint)) AS {_PG_COLUMNS}"
+_PG_RECORD_ACTUM = (
+    "SELECT o_micros, o_found, o_notified"
+    " FROM chronica_record_actum(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
-_PG_RECORD = f"""
-WITH c AS (
-    UPDATE {CHRONICA} SET last_activity_at = clock_timestamp()
-    WHERE id = %s{{owner}}
-    RETURNING id, last_activity_at
-), ins AS (
-    INSERT INTO {ACTA} ({_INSERT_COLUMNS})
-    SELECT v.id, c.id, v.kind, v.actor_kind, v.actor, v.content, c.last_activity_at,
-           v.call_id, v.data::jsonb, v.tokens, v.key
-    FROM c, {{source}}
-    ORDER BY v.n
-)
-SELECT {_PG_MICROS.format("last_activity_at")}, true, {_notify_if_followed("c.id")} FROM c
-"""
+_PG_RECORD_ACTA = "SELECT o_micros, o_found, o_notified FROM chronica_record_acta(%s, %s, %s::json)"
 # With a key: the first actum carries it, and the rest are inserted only from the
 # first's result, so a key already used (ON CONFLICT) writes nothing at all.
 _PG_RECORD_KEYED = f"""
@@ -165,17 +157,8 @@ SELECT (SELECT {_PG_MICROS.format("at")} FROM first), EXISTS (SELECT 1 FROM c),
        (SELECT {_notify_if_followed("first.chronicum_id")} FROM first)
 """
 _OWNER = " AND owner_id = %s"
-# By (keyed, owner-scoped, a single actum).
-_PG_RECORDS = {
-    (False, owned, one): _PG_RECORD.format(
-        owner=_OWNER if owned else "", source=_PG_ONE if one else _PG_BATCH
-    )
-    for owned in (False, True)
-    for one in (False, True)
-} | {
-    (True, owned, one): _PG_RECORD_KEYED.format(owner=_OWNER if owned else "")
-    for owned in (False, True)
-    for one in (False, True)
+_PG_RECORDS_KEYED = {
+    owned: _PG_RECORD_KEYED.format(owner=_OWNER if owned else "") for owned in (False, True)
 }
 _PG_CREATE = (
     f"INSERT INTO {CHRONICA} (id, owner_id, started_at, last_activity_at)"
@@ -432,9 +415,10 @@ def _batch_of_plan(chronicum_id: str, key: str | None, family: str) -> Plan[list
 
 
 def _batch_json(
-    acta: Sequence[Actum], keys: Sequence[str | None], tokens: Sequence[int | None]
+    acta: Sequence[Actum], keys: Sequence[str | None] | None, tokens: Sequence[int | None]
 ) -> str:
-    """The batch as the JSON array the PostgreSQL statement reads, one object an actum."""
+    """The batch as the JSON array the PostgreSQL statement reads, one object an actum
+    (with each one's idempotency key when ``keys`` are given)."""
     return json.dumps(
         [
             {
@@ -446,9 +430,9 @@ def _batch_json(
                 "call_id": a.call_id,
                 "data": None if a.data is None else dumps_data(a.data),
                 "tokens": count,
-                "key": key,
+                **({} if keys is None else {"key": keys[i]}),
             }
-            for a, count, key in zip(acta, tokens, keys, strict=True)
+            for i, (a, count) in enumerate(zip(acta, tokens, strict=True))
         ],
         ensure_ascii=False,
         separators=(",", ":"),
@@ -460,15 +444,13 @@ def _pg_record_plan(
 ) -> Plan[Recorded | None]:
     """A PostgreSQL write: one statement (and, for a replay, the read of the first batch)."""
     chronicum_id = acta[0].chronicum_id
-    owner = [] if owner_id is None else [owner_id]
-    one = len(acta) == 1
-    sql = _PG_RECORDS[key is not None, owner_id is not None, one]
     first = acta[0]
     data = None if first.data is None else dumps_data(first.data)
-    if key is None and one:
+    if key is None and len(acta) == 1:
+        sql = _PG_RECORD_ACTUM
         params: list[Any] = [
             chronicum_id,
-            *owner,
+            owner_id,
             first.id,
             first.kind.value,
             first.actor_kind.value,
@@ -479,11 +461,13 @@ def _pg_record_plan(
             tokens[0],
         ]
     elif key is None:
-        params = [chronicum_id, *owner, _batch_json(acta, _member_keys(None, len(acta)), tokens)]
+        sql = _PG_RECORD_ACTA
+        params = [chronicum_id, owner_id, _batch_json(acta, None, tokens)]
     else:
+        sql = _PG_RECORDS_KEYED[owner_id is not None]
         params = [
             chronicum_id,
-            *owner,
+            *([] if owner_id is None else [owner_id]),
             first.id,
             first.kind.value,
             first.actor_kind.value,
