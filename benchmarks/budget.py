@@ -22,6 +22,7 @@ from langchain_core.messages import (
 from langchain_postgres import PostgresChatMessageHistory
 
 from chronica import services
+from chronica.tokens import content_tokens
 
 from .cases import Row, _met
 from .database import OWNER, conninfo
@@ -84,7 +85,7 @@ def growth(*, ops: int, n_rounds: int) -> tuple[list[Row], str]:
 
 def _tokens(message: BaseMessage) -> int:
     # chronica's default formula, so that both sides cut the same window.
-    return 4 + -(-len(str(message.content).encode()) // 4)
+    return content_tokens(str(message.content))
 
 
 def load_langchain() -> None:

@@ -33,7 +33,7 @@ SELECT md5(%(id)s || g::text), %(id)s,
        content,
        timestamptz '2025-01-01 00:00:00+00' + g * interval '1 second',
        CASE WHEN g %% 4 >= 2 THEN 'call-' || (g / 4) ELSE '' END,
-       CASE WHEN g %% 3 = 0 THEN NULL ELSE 4 + (octet_length(content) + 3) / 4 END
+       CASE WHEN g %% 3 = 0 THEN NULL ELSE 4 + (2 * octet_length(content) + 6) / 7 END
 FROM (
     SELECT g, 'dinner on friday, turn ' || g || ': ' || repeat('table for four at eight? ', 8)
     FROM generate_series(1, %(n)s) AS g

@@ -60,8 +60,8 @@ SELECT w.id, w.kind, w.actor_kind, w.actor, w.content, w.at, w.call_id, w.data F
 
 def tokens(content: str) -> int:
     """What a hand-written app would store as a token count: chronica's default formula,
-    4 + ceil(UTF-8 bytes / 4), written out."""
-    return 4 + -(-len(content.encode()) // 4)
+    4 + ceil(UTF-8 bytes / 3.5), written out."""
+    return 4 + -(-2 * len(content.encode()) // 7)
 
 
 class Floor:

@@ -10,7 +10,7 @@ vocabulary against the hash tiktoken pins for it before counting.
 An actum is counted as one chat message the way OpenAI documents it for its chat
 models: 3 tokens of frame per message, plus the tokens of its role, plus the tokens of
 its content (a request adds 3 more for the reply's priming, once, not per actum).
-The default counter's estimate is ``4 + ceil(UTF-8 bytes / 4)``.
+The default counter's estimate is ``4 + ceil(UTF-8 bytes / 3.5)``.
 """
 
 from __future__ import annotations

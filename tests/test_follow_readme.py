@@ -1,5 +1,5 @@
 """The README's example of one agent waiting for another runs as written (from
-README.md once the section is there, from docs-fragments/README-follow.md before)."""
+README.md)."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ SECTION = "## Live: one agent waits for another"
 
 
 def snippet() -> str:
-    for source in (ROOT / "README.md", ROOT / "docs-fragments" / "README-follow.md"):
+    for source in (ROOT / "README.md",):
         text = source.read_text()
         if SECTION in text:
             section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
             return re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
-    raise AssertionError("no follow section in README.md or docs-fragments/")
+    raise AssertionError("no follow section in README.md")
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,5 +1,4 @@
-"""The README's PydanticAI snippet runs as written (from README.md once the section is
-there, from docs-fragments/README-pydantic-ai.md before)."""
+"""The README's PydanticAI snippet runs as written."""
 
 from __future__ import annotations
 
@@ -17,13 +16,13 @@ SECTION = "## PydanticAI"
 
 
 def snippet() -> str:
-    for source in (ROOT / "README.md", ROOT / "docs-fragments" / "README-pydantic-ai.md"):
+    for source in (ROOT / "README.md",):
         text = source.read_text()
         if SECTION in text:
             section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]
             (block,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
             return block
-    raise AssertionError("no PydanticAI section in README.md or docs-fragments/")
+    raise AssertionError("no PydanticAI section in README.md")
 
 
 @pytest.mark.django_db
