@@ -61,13 +61,17 @@ def sdk_source() -> Path:
                 "download",
                 "--quiet",
                 "--no-deps",
+                # The SDK as its sdist (it carries the tests); its build backend
+                # (hatchling and what that needs) as wheels: built from source too,
+                # they drag in setuptools-scm, which warns under PYTHONWARNINGS=error.
                 "--no-binary",
-                ":all:",
+                "openai-agents",
                 "--dest",
                 download,
                 f"openai-agents=={version}",
             ],
             check=True,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
         )
         (archive,) = Path(download).glob("openai_agents-*.tar.gz")
         with tarfile.open(archive) as tar:
