@@ -1,4 +1,7 @@
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class ChronicaConfig(AppConfig):
@@ -9,3 +12,14 @@ class ChronicaConfig(AppConfig):
     def ready(self) -> None:
         from . import checks  # noqa: F401  (registers the system checks)
         from .integrations import pydantic_ai_records  # noqa: F401  (a record goes with its chronicum)
+
+        post_migrate.connect(
+            _forget_write_functions, dispatch_uid="chronica.forget_write_functions"
+        )
+
+
+def _forget_write_functions(**kwargs: Any) -> None:
+    """A migration may have added or dropped the PostgreSQL write functions."""
+    from .stores.db import forget_write_functions
+
+    forget_write_functions()

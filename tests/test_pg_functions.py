@@ -75,8 +75,8 @@ def test_another_owners_chronicum_is_not_written_by_the_function(postgres):
 
 
 def test_without_the_migration_the_write_fails_loudly(postgres):
-    """Errors from the database pass through: a database not migrated to 0004 gets
-    PostgreSQL's own error, not a silent fallback."""
+    """Errors from the database pass through: functions dropped after the store found
+    them give PostgreSQL's own error (a migration makes it look again)."""
     from django.db import ProgrammingError, transaction
 
     services.record_actum(OWNER, scenario.acta()[0])
@@ -90,3 +90,41 @@ def test_without_the_migration_the_write_fails_loudly(postgres):
             services.record_actum(OWNER, scenario.acta()[1])
         transaction.set_rollback(True)  # the functions come back with the rollback
     assert len(services.get_acta(OWNER, scenario.acta()[0].chronicum_id)) == 1
+
+
+def test_without_the_functions_a_write_is_one_plain_statement(postgres):
+    """Tables made without migrations (pytest-django's --no-migrations) have no
+    functions: the write looks that up once and sends the same write as a statement."""
+    from django.db import transaction
+
+    first, second, *rest = scenario.acta()
+    services.record_actum(OWNER, first)
+    try:
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute(functions.DROP)
+            db.forget_write_functions()
+            lookup_and_write = statements(lambda: services.record_actum(OWNER, second))
+            assert len(lookup_and_write) == 2, lookup_and_write
+            assert "to_regproc" in lookup_and_write[0]
+            assert "INSERT INTO acta" in lookup_and_write[1]
+            batch = statements(lambda: services.record_acta(OWNER, rest[:2]))
+            assert len(batch) == 1, batch
+            assert "INSERT INTO acta" in batch[0]
+            assert db.DjangoStore().record_batch_if_owner("rafa", rest[2:3], None, [None]) is None
+            acta = services.get_acta(OWNER, first.chronicum_id)
+            assert [a.content for a in acta] == [a.content for a in [first, second, *rest[:2]]]
+            transaction.set_rollback(True)  # the functions come back with the rollback
+    finally:
+        db.forget_write_functions()
+    one = statements(lambda: services.record_actum(OWNER, second))
+    assert "to_regproc" in one[0]
+    assert "chronica_record_actum(" in one[1]
+
+
+def test_migrate_makes_the_store_look_again(postgres):
+    db._WRITE_FUNCTIONS[("default", "x")] = False
+    from django.core.management import call_command
+
+    call_command("migrate", "chronica", verbosity=0)
+    assert db._WRITE_FUNCTIONS == {}

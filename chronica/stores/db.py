@@ -133,6 +133,47 @@ _PG_RECORD_ACTUM = (
     " FROM chronica_record_actum(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
 _PG_RECORD_ACTA = "SELECT o_micros, o_found, o_notified FROM chronica_record_acta(%s, %s, %s::json)"
+# Where the functions are missing (tables made without migrations, pytest-django's
+# --no-migrations), the same write as one statement, with the same parameters and
+# answer: slower to plan, not different.
+_PG_HAS_FUNCTIONS = (
+    "SELECT to_regproc('chronica_record_actum') IS NOT NULL"
+    " AND to_regproc('chronica_record_acta') IS NOT NULL"
+)
+_PG_ONE = (
+    "(VALUES (%s::varchar, %s::varchar, %s::varchar, %s::varchar, %s::text, %s::varchar,"
+    " %s::text, %s::bigint, 1::bigint)) AS v(id, kind, actor_kind, actor, content, call_id,"
+    " data, tokens, n)"
+)
+_PG_RECORD_STATEMENT = f"""
+WITH c AS (
+    UPDATE {CHRONICA} SET last_activity_at = clock_timestamp()
+    WHERE id = %s AND owner_id = COALESCE(%s::varchar, owner_id)
+    RETURNING id, last_activity_at
+), ins AS (
+    INSERT INTO {ACTA} ({_INSERT_COLUMNS})
+    SELECT v.id, c.id, v.kind, v.actor_kind, v.actor, v.content, c.last_activity_at,
+           v.call_id, v.data::jsonb, v.tokens, NULL
+    FROM c, {{source}}
+    ORDER BY v.n
+)
+SELECT {_PG_MICROS.format("last_activity_at")}, true, {_notify_if_followed("c.id")} FROM c
+"""
+_PG_RECORD_STATEMENTS = {
+    True: _PG_RECORD_STATEMENT.format(source=_PG_ONE),
+    False: _PG_RECORD_STATEMENT.format(source=_PG_BATCH),
+}
+_WRITE_FUNCTIONS: dict[tuple[str, str], bool] = {}
+"""Whether migration 0004's functions exist, by (alias, database name): looked up on
+the first write of a process, since the tables cannot lose them without a migration."""
+
+
+def forget_write_functions() -> None:
+    """Look the write functions up again at the next write (after a migration that
+    added or dropped them in this process)."""
+    _WRITE_FUNCTIONS.clear()
+
+
 # With a key: the first actum carries it, and the rest are inserted only from the
 # first's result, so a key already used (ON CONFLICT) writes nothing at all.
 _PG_RECORD_KEYED = f"""
@@ -454,14 +495,23 @@ def _batch_json(
 
 
 def _pg_record_plan(
-    acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None], owner_id: str | None
+    acta: Sequence[Actum],
+    key: str | None,
+    tokens: Sequence[int | None],
+    owner_id: str | None,
+    database: tuple[str, str],
 ) -> Plan[Recorded | None]:
-    """A PostgreSQL write: one statement (and, for a replay, the read of the first batch)."""
+    """A PostgreSQL write: one statement (and, for a replay, the read of the first batch;
+    once a process, the lookup of the write functions of ``database``)."""
     chronicum_id = acta[0].chronicum_id
     first = acta[0]
     data = None if first.data is None else dumps_data(first.data)
+    functions = _WRITE_FUNCTIONS.get(database)
+    if functions is None and key is None:
+        found = yield _PG_HAS_FUNCTIONS, []
+        functions = _WRITE_FUNCTIONS[database] = bool(found[0][0])
     if key is None and len(acta) == 1:
-        sql = _PG_RECORD_ACTUM
+        sql = _PG_RECORD_ACTUM if functions else _PG_RECORD_STATEMENTS[True]
         params: list[Any] = [
             chronicum_id,
             owner_id,
@@ -475,7 +525,7 @@ def _pg_record_plan(
             tokens[0],
         ]
     elif key is None:
-        sql = _PG_RECORD_ACTA
+        sql = _PG_RECORD_ACTA if functions else _PG_RECORD_STATEMENTS[False]
         params = [chronicum_id, owner_id, _batch_json(acta, None, tokens)]
     else:
         sql = _PG_RECORDS_KEYED[owner_id is not None]
@@ -587,6 +637,11 @@ class DjangoStore:
             else:
                 connection.close()
         return connection
+
+    def _database(self) -> tuple[str, str]:
+        """(alias, database name): the key of what is known about this database."""
+        alias = self.alias
+        return alias, str(connections[alias].settings_dict["NAME"])
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when the caller's transaction commits (now, if there is none)."""
@@ -760,7 +815,7 @@ class DjangoStore:
         key: str | None,
         tokens: Sequence[int | None],
     ) -> Recorded | None:
-        return await self._arun(_pg_record_plan(acta, key, tokens, owner_id))
+        return await self._arun(_pg_record_plan(acta, key, tokens, owner_id, self._database()))
 
     async def aacta_if_owner(
         self, owner_id: str, chronicum_id: str, query: ActaQuery
@@ -817,7 +872,7 @@ class DjangoStore:
         owner_id: str | None,
     ) -> Recorded | None:
         with connection.cursor() as cursor:
-            return run_plan(cursor, _pg_record_plan(acta, key, tokens, owner_id))
+            return run_plan(cursor, _pg_record_plan(acta, key, tokens, owner_id, self._database()))
 
     def _record_other(
         self,
