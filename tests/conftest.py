@@ -2,9 +2,13 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
+import threading
+import time
 from urllib.parse import urlsplit
 
 import pytest
+from django.db import connection
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -55,3 +59,30 @@ def ardian(django_user_model):
 def rafa(django_user_model):
     """Someone else, who must never see ardian's sessions."""
     return django_user_model.objects.create_user("rafa", password="rafa-password")
+
+
+@pytest.fixture
+def held_write_lock():
+    """Another process's long transaction: it holds SQLite's write lock for 7 seconds,
+    longer than the 5-second busy timeout of Django's default options."""
+    if connection.vendor != "sqlite":
+        pytest.skip("SQLite's write lock: this run is on PostgreSQL")
+    path = connection.settings_dict["NAME"]
+    holding, done = threading.Event(), threading.Event()
+
+    def hold():
+        other = sqlite3.connect(path, isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            holding.set()
+            time.sleep(7)
+            other.execute("COMMIT")
+        finally:
+            other.close()
+            done.set()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert holding.wait(10)
+    yield done
+    thread.join()

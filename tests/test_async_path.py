@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import time
 
-import psycopg
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import OperationalError, connection, connections
@@ -24,6 +23,7 @@ from chronica.stores import pg_async
 from chronica.stores.db import DjangoStore
 
 from . import scenario
+from .database import backend_pids, server_connection
 from .scenario import CHRONICUM, OWNER
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -67,26 +67,9 @@ class NoSyncStore(DjangoStore):
         return value
 
 
-def server_connection() -> psycopg.Connection:
-    s = connection.settings_dict
-    return psycopg.connect(
-        host=s["HOST"],
-        port=s["PORT"],
-        user=s["USER"],
-        password=s["PASSWORD"] or None,
-        dbname=s["NAME"],
-        autocommit=True,
-    )
-
-
 def async_connections() -> list[int]:
     """The PIDs of the asyncio path's connections to the test database."""
-    with server_connection() as probe:
-        rows = probe.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-            " AND application_name = 'chronica async'"
-        ).fetchall()
-    return [row[0] for row in rows]
+    return backend_pids("chronica async")
 
 
 def all_closed() -> bool:

@@ -11,7 +11,6 @@ import threading
 import time
 from collections.abc import Callable
 
-import psycopg
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection, connections, transaction
@@ -22,6 +21,7 @@ from chronica.services import Chronicarius
 from chronica.stores.db import NOTIFY_CHANNEL, PG_FOLLOW, DjangoStore
 
 from . import scenario
+from .database import backend_pids, server_connection
 from .scenario import CHRONICUM, OWNER
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -49,26 +49,9 @@ def woken_only() -> Chronicarius:
     return Chronicarius(DjangoStore(), poll_interval=HOUR)
 
 
-def server_connection() -> psycopg.Connection:
-    s = connection.settings_dict
-    return psycopg.connect(
-        host=s["HOST"],
-        port=s["PORT"],
-        user=s["USER"],
-        password=s["PASSWORD"] or None,
-        dbname=s["NAME"],
-        autocommit=True,
-    )
-
-
 def listeners() -> list[int]:
     """The backend PIDs of chronica's LISTEN connections to the test database."""
-    with server_connection() as probe:
-        rows = probe.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
-            " AND application_name = 'chronica listener'"
-        ).fetchall()
-    return [row[0] for row in rows]
+    return backend_pids("chronica listener")
 
 
 async def until(condition: Callable[[], bool], what: str) -> None:

@@ -23,7 +23,6 @@ import threading
 import time
 from collections.abc import Callable
 
-import psycopg
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import connection, connections, transaction
@@ -33,6 +32,7 @@ from chronica.services import Chronicarius
 from chronica.stores.db import DjangoStore
 
 from . import scenario
+from .database import server_connection
 from .scenario import CHRONICUM, OWNER
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -57,19 +57,6 @@ async def close_executor_connections():
 def postgres():
     if connection.vendor != "postgresql":
         pytest.skip("row locks and concurrent snapshots: the race exists on PostgreSQL only")
-
-
-def server_connection() -> psycopg.Connection:
-    """A connection of its own to the test database, outside chronica and Django."""
-    s = connection.settings_dict
-    return psycopg.connect(
-        host=s["HOST"],
-        port=s["PORT"],
-        user=s["USER"],
-        password=s["PASSWORD"] or None,
-        dbname=s["NAME"],
-        autocommit=True,
-    )
 
 
 def in_thread(work: Callable[[], object]) -> threading.Thread:

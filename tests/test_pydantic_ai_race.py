@@ -6,15 +6,13 @@ loser's messages leave no actum and no entry behind.
 
 from __future__ import annotations
 
-import sqlite3
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.db import connection, connections
+from django.db import connections
 from pydantic_ai.conversation import Conversation
 from pydantic_ai.conversation_store import (
     ConversationConflict,
@@ -121,31 +119,6 @@ def test_two_writes_of_one_revision_past_the_first_check_end_with_one_winner():
     acta = services.get_acta(OWNER, CONVERSATION)
     assert len(acta) == PydanticAIEntry.objects.count() == 7 + ROUNDS
     assert len(async_to_sync(store.load)(CONVERSATION).messages) == 7 + ROUNDS
-
-
-@pytest.fixture
-def held_write_lock():
-    """Another process holds SQLite's write lock for 7 s, past Django's 5 s busy timeout."""
-    if connection.vendor != "sqlite":
-        pytest.skip("SQLite's write lock: this run is on PostgreSQL")
-    holding, done = threading.Event(), threading.Event()
-
-    def hold():
-        other = sqlite3.connect(connection.settings_dict["NAME"], isolation_level=None)
-        try:
-            other.execute("BEGIN IMMEDIATE")
-            holding.set()
-            time.sleep(7)
-            other.execute("COMMIT")
-        finally:
-            other.close()
-            done.set()
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    assert holding.wait(10)
-    yield done
-    thread.join()
 
 
 def test_a_save_on_sqlite_waits_past_the_busy_timeout(held_write_lock):

@@ -22,6 +22,7 @@ from django.db import DatabaseError, connection, connections, transaction
 from chronica import services
 
 from . import scenario
+from .database import server_connection
 from .scenario import CHRONICUM, OWNER
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -36,20 +37,6 @@ def postgres():
     services.reset_chronicarius()
     # A failed test may leave the connection dead: the database flush after it must not fail too.
     connection.close()
-
-
-def server_connection(**options) -> psycopg.Connection:
-    """A second, separate connection to the test database: never the one under test."""
-    s = connection.settings_dict
-    return psycopg.connect(
-        host=s["HOST"],
-        port=s["PORT"],
-        user=s["USER"],
-        password=s["PASSWORD"] or None,
-        dbname=s["NAME"],
-        autocommit=True,
-        **options,
-    )
 
 
 def backend_pid() -> int:

@@ -3,44 +3,15 @@ locked" from a transaction of chronica's own."""
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 import time
 
 import pytest
-from django.db import OperationalError, connection, transaction
+from django.db import OperationalError, transaction
 
 from chronica import services
 
 from . import scenario
 from .scenario import CHRONICUM, OWNER
-
-
-@pytest.fixture
-def held_write_lock():
-    """Another process's long transaction: it holds SQLite's write lock for 7 seconds,
-    longer than the 5-second busy timeout of Django's default options."""
-    if connection.vendor != "sqlite":
-        pytest.skip("SQLite's write lock: this run is on PostgreSQL")
-    path = connection.settings_dict["NAME"]
-    holding, done = threading.Event(), threading.Event()
-
-    def hold():
-        other = sqlite3.connect(path, isolation_level=None)
-        try:
-            other.execute("BEGIN IMMEDIATE")
-            holding.set()
-            time.sleep(7)
-            other.execute("COMMIT")
-        finally:
-            other.close()
-            done.set()
-
-    thread = threading.Thread(target=hold)
-    thread.start()
-    assert holding.wait(10)
-    yield done
-    thread.join()
 
 
 @pytest.mark.slow

@@ -1,0 +1,35 @@
+"""Connections of the tests' own to the test database, outside chronica and Django."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connection
+
+
+def server_connection(**options: Any) -> Any:
+    """A second, separate PostgreSQL connection to the test database: never the one
+    under test (psycopg is imported here, so SQLite runs never need it)."""
+    import psycopg
+
+    s = connection.settings_dict
+    return psycopg.connect(
+        host=s["HOST"],
+        port=s["PORT"],
+        user=s["USER"],
+        password=s["PASSWORD"] or None,
+        dbname=s["NAME"],
+        autocommit=True,
+        **options,
+    )
+
+
+def backend_pids(application_name: str) -> list[int]:
+    """The PIDs of the test database's backends whose client set ``application_name``."""
+    with server_connection() as probe:
+        rows = probe.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            " AND application_name = %s",
+            [application_name],
+        ).fetchall()
+    return [row[0] for row in rows]
