@@ -18,13 +18,13 @@ _FOLLOWED = 0x63726F6E  # chronica.stores.db._FOLLOWED: the advisory lock a foll
 _ACTA = "acta"  # the tables' names (db_table in 0001_initial)
 _CHRONICA = "chronica"
 
-# OUT parameters: (micros of the write's timestamp since the epoch, whether the
-# chronicum was found, true). Not found: (NULL, false, NULL), nothing written.
-RECORD_ACTUM = """
-CREATE OR REPLACE FUNCTION chronica_record_actum(
-    p_chronicum varchar, p_owner varchar, p_id varchar, p_kind varchar,
-    p_actor_kind varchar, p_actor varchar, p_content text, p_call_id varchar,
-    p_data text, p_tokens bigint,
+# Both functions: lock and bump the chronicum (owner-checked when p_owner is not NULL),
+# insert after it with the lock held, NOTIFY when followed. OUT parameters: (micros of
+# the write's timestamp since the epoch, whether the chronicum was found, true). Not
+# found: (NULL, false, NULL), nothing written.
+_FUNCTION = """
+CREATE OR REPLACE FUNCTION {name}(
+    p_chronicum varchar, p_owner varchar, {params},
     OUT o_micros bigint, OUT o_found boolean, OUT o_notified boolean)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -39,8 +39,7 @@ BEGIN
     END IF;
     INSERT INTO {acta} (id, chronicum_id, kind, actor_kind, actor, content, at, call_id,
                       data, tokens)
-    VALUES (p_id, p_chronicum, p_kind, p_actor_kind, p_actor, p_content, v_at, p_call_id,
-            p_data::jsonb, p_tokens);
+    {insert};
     o_micros := (EXTRACT(EPOCH FROM v_at) * 1000000)::bigint;
     o_found := true;
     IF NOT pg_try_advisory_xact_lock({followed}, hashtext(p_chronicum)) THEN
@@ -51,41 +50,33 @@ END
 $$
 """
 
+RECORD_ACTUM = _FUNCTION.format(
+    name="chronica_record_actum",
+    params="p_id varchar, p_kind varchar, p_actor_kind varchar, p_actor varchar,"
+    " p_content text, p_call_id varchar, p_data text, p_tokens bigint",
+    insert="VALUES (p_id, p_chronicum, p_kind, p_actor_kind, p_actor, p_content, v_at,"
+    " p_call_id, p_data::jsonb, p_tokens)",
+    acta=_ACTA,
+    chronica=_CHRONICA,
+    followed=_FOLLOWED,
+)
+
 # A batch as one JSON array of objects (id, kind, actor_kind, actor, content,
 # call_id, data as JSON text, tokens), inserted in the array's order.
-RECORD_ACTA = """
-CREATE OR REPLACE FUNCTION chronica_record_acta(
-    p_chronicum varchar, p_owner varchar, p_acta json,
-    OUT o_micros bigint, OUT o_found boolean, OUT o_notified boolean)
-LANGUAGE plpgsql AS $$
-DECLARE
-    v_at timestamptz;
-BEGIN
-    UPDATE {chronica} SET last_activity_at = clock_timestamp()
-    WHERE id = p_chronicum AND (p_owner IS NULL OR owner_id = p_owner)
-    RETURNING last_activity_at INTO v_at;
-    IF NOT FOUND THEN
-        o_found := false;
-        RETURN;
-    END IF;
-    INSERT INTO {acta} (id, chronicum_id, kind, actor_kind, actor, content, at, call_id,
-                      data, tokens)
-    SELECT v.id, p_chronicum, v.kind, v.actor_kind, v.actor, v.content, v_at, v.call_id,
+RECORD_ACTA = _FUNCTION.format(
+    name="chronica_record_acta",
+    params="p_acta json",
+    insert="""SELECT v.id, p_chronicum, v.kind, v.actor_kind, v.actor, v.content, v_at, v.call_id,
            v.data::jsonb, v.tokens
     FROM ROWS FROM (json_to_recordset(p_acta) AS (id varchar, kind varchar,
          actor_kind varchar, actor varchar, content text, call_id varchar, data text,
          tokens bigint)) WITH ORDINALITY AS v(id, kind, actor_kind, actor, content,
          call_id, data, tokens, n)
-    ORDER BY v.n;
-    o_micros := (EXTRACT(EPOCH FROM v_at) * 1000000)::bigint;
-    o_found := true;
-    IF NOT pg_try_advisory_xact_lock({followed}, hashtext(p_chronicum)) THEN
-        PERFORM pg_notify('chronica', p_chronicum);
-    END IF;
-    o_notified := true;
-END
-$$
-"""
+    ORDER BY v.n""",
+    acta=_ACTA,
+    chronica=_CHRONICA,
+    followed=_FOLLOWED,
+)
 
 DROP = """
 DROP FUNCTION IF EXISTS chronica_record_actum(varchar, varchar, varchar, varchar, varchar,
@@ -96,12 +87,8 @@ DROP FUNCTION IF EXISTS chronica_record_acta(varchar, varchar, json);
 
 def create_functions(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(
-            RECORD_ACTUM.format(acta=_ACTA, chronica=_CHRONICA, followed=_FOLLOWED)
-        )
-        schema_editor.execute(
-            RECORD_ACTA.format(acta=_ACTA, chronica=_CHRONICA, followed=_FOLLOWED)
-        )
+        schema_editor.execute(RECORD_ACTUM)
+        schema_editor.execute(RECORD_ACTA)
 
 
 def drop_functions(apps, schema_editor):

@@ -469,26 +469,38 @@ def _batch_of_plan(chronicum_id: str, key: str | None, family: str) -> Plan[list
     return [_actum(chronicum_id, row) for row in rows]
 
 
+_ACTUM_PARAMS = ("id", "kind", "actor_kind", "actor", "content", "call_id", "data", "tokens")
+
+
+def _actum_params(actum: Actum, tokens: int | None) -> list[Any]:
+    """One actum's columns as the PostgreSQL writes take them, in the order of
+    ``_ACTUM_PARAMS`` (data as JSON text)."""
+    return [
+        actum.id,
+        actum.kind.value,
+        actum.actor_kind.value,
+        actum.actor,
+        actum.content,
+        actum.call_id,
+        None if actum.data is None else dumps_data(actum.data),
+        tokens,
+    ]
+
+
 def _batch_json(
     acta: Sequence[Actum], keys: Sequence[str | None] | None, tokens: Sequence[int | None]
 ) -> str:
     """The batch as the JSON array the PostgreSQL statement reads, one object an actum
     (with each one's idempotency key when ``keys`` are given)."""
+    objects = [
+        dict(zip(_ACTUM_PARAMS, _actum_params(a, count), strict=True))
+        for a, count in zip(acta, tokens, strict=True)
+    ]
+    if keys is not None:
+        for obj, key in zip(objects, keys, strict=True):
+            obj["key"] = key
     return json.dumps(
-        [
-            {
-                "id": a.id,
-                "kind": a.kind.value,
-                "actor_kind": a.actor_kind.value,
-                "actor": a.actor,
-                "content": a.content,
-                "call_id": a.call_id,
-                "data": None if a.data is None else dumps_data(a.data),
-                "tokens": count,
-                **({} if keys is None else {"key": keys[i]}),
-            }
-            for i, (a, count) in enumerate(zip(acta, tokens, strict=True))
-        ],
+        objects,
         ensure_ascii=False,
         separators=(",", ":"),
     )
@@ -504,26 +516,13 @@ def _pg_record_plan(
     """A PostgreSQL write: one statement (and, for a replay, the read of the first batch;
     once a process, the lookup of the write functions of ``database``)."""
     chronicum_id = acta[0].chronicum_id
-    first = acta[0]
-    data = None if first.data is None else dumps_data(first.data)
     functions = _WRITE_FUNCTIONS.get(database)
     if functions is None and key is None:
         found = yield _PG_HAS_FUNCTIONS, []
         functions = _WRITE_FUNCTIONS[database] = bool(found[0][0])
     if key is None and len(acta) == 1:
         sql = _PG_RECORD_ACTUM if functions else _PG_RECORD_STATEMENTS[True]
-        params: list[Any] = [
-            chronicum_id,
-            owner_id,
-            first.id,
-            first.kind.value,
-            first.actor_kind.value,
-            first.actor,
-            first.content,
-            first.call_id,
-            data,
-            tokens[0],
-        ]
+        params: list[Any] = [chronicum_id, owner_id, *_actum_params(acta[0], tokens[0])]
     elif key is None:
         sql = _PG_RECORD_ACTA if functions else _PG_RECORD_STATEMENTS[False]
         params = [chronicum_id, owner_id, _batch_json(acta, None, tokens)]
@@ -532,14 +531,7 @@ def _pg_record_plan(
         params = [
             chronicum_id,
             *([] if owner_id is None else [owner_id]),
-            first.id,
-            first.kind.value,
-            first.actor_kind.value,
-            first.actor,
-            first.content,
-            first.call_id,
-            data,
-            tokens[0],
+            *_actum_params(acta[0], tokens[0]),
             key,
             _batch_json(acta[1:], _member_keys(key, len(acta))[1:], tokens[1:]),
         ]
