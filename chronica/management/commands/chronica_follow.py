@@ -18,14 +18,7 @@ from chronica import services
 from chronica.errors import ChronicumNotFound, InvalidQuery
 from chronica.values import Actum
 
-from .chronica_show import as_json
-
-
-def _split(values: list[str] | None) -> list[str] | None:
-    """``--kind message --kind thought`` and ``--kind message,thought`` mean the same."""
-    if not values:
-        return None
-    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+from .chronica_show import add_filter_arguments, as_json, split_values
 
 
 def as_line(actum: Actum) -> str:
@@ -47,15 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("chronicum_id")
         parser.add_argument("--owner", required=True, help="the owner ID of the chronicum")
         parser.add_argument("--after", metavar="ACTUM_ID", help="start after this actum")
-        parser.add_argument(
-            "--kind",
-            action="append",
-            metavar="K",
-            help="message, thought, tool_request or tool_response (repeatable)",
-        )
-        parser.add_argument(
-            "--actor-kind", action="append", metavar="K", help="human, agent or system"
-        )
+        add_filter_arguments(parser)
         parser.add_argument(
             "--count", type=int, default=0, metavar="N", help="stop after N acta (0: never)"
         )
@@ -71,8 +56,8 @@ class Command(BaseCommand):
             owner,
             chronicum_id,
             after=options["after"],
-            kinds=_split(options["kind"]),
-            actor_kinds=_split(options["actor_kind"]),
+            kinds=split_values(options["kind"]),
+            actor_kinds=split_values(options["actor_kind"]),
         )
         printed = 0
         try:

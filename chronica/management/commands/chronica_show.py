@@ -26,11 +26,27 @@ data); ``--full`` shows all of it."""
 LIST_PAGE = 1000
 
 
-def _split(values: list[str] | None) -> list[str] | None:
+def split_values(values: list[str] | None) -> list[str] | None:
     """``--kind message --kind thought`` and ``--kind message,thought`` mean the same."""
     if not values:
         return None
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def add_filter_arguments(parser: ArgumentParser) -> None:
+    """``--kind`` and ``--actor-kind``, read with :func:`split_values`."""
+    parser.add_argument(
+        "--kind",
+        action="append",
+        metavar="K",
+        help="message, thought, tool_request or tool_response (repeatable)",
+    )
+    parser.add_argument(
+        "--actor-kind",
+        action="append",
+        metavar="K",
+        help="human, agent or system (repeatable)",
+    )
 
 
 def as_json(actum: Actum) -> str:
@@ -130,18 +146,7 @@ class Command(BaseCommand):
             help="without a chronicum ID: list this owner's chronica; with one: read it"
             " only if it is this owner's",
         )
-        parser.add_argument(
-            "--kind",
-            action="append",
-            metavar="K",
-            help="message, thought, tool_request or tool_response (repeatable)",
-        )
-        parser.add_argument(
-            "--actor-kind",
-            action="append",
-            metavar="K",
-            help="human, agent or system (repeatable)",
-        )
+        add_filter_arguments(parser)
         parser.add_argument(
             "--last-n", type=int, default=0, metavar="N", help="only the last N (0: all)"
         )
@@ -203,8 +208,8 @@ class Command(BaseCommand):
             f" of owner {owner_id!r}" if owner_id is not None else ""
         )
         window = {
-            "kinds": _split(options["kind"]),
-            "actor_kinds": _split(options["actor_kind"]),
+            "kinds": split_values(options["kind"]),
+            "actor_kinds": split_values(options["actor_kind"]),
             "last_n": options["last_n"],
             "max_tokens": options["max_tokens"],
         }
