@@ -13,13 +13,11 @@ class ChronicaConfig(AppConfig):
         from . import checks  # noqa: F401  (registers the system checks)
         from .integrations import pydantic_ai_records  # noqa: F401  (a record goes with its chronicum)
 
-        post_migrate.connect(
-            _forget_write_functions, dispatch_uid="chronica.forget_write_functions"
-        )
+        post_migrate.connect(_forget_functions, dispatch_uid="chronica.forget_functions")
 
 
-def _forget_write_functions(**kwargs: Any) -> None:
+def _forget_functions(**kwargs: Any) -> None:
     """A migration may have added or dropped the PostgreSQL write functions."""
-    from .stores.db import forget_write_functions
+    from .stores.db import forget_functions
 
-    forget_write_functions()
+    forget_functions()

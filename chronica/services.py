@@ -58,7 +58,7 @@ from .validation import (
     normalize_key,
     storable,
 )
-from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, Recorded
+from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, Recorded, restamped
 from .windows import cut_window, keep_whole_tool_calls
 
 __all__ = [
@@ -198,7 +198,7 @@ class Chronicarius:
             raise StoreUnsupported(
                 f"{type(self.store).__name__} cannot record a batch (it is not a BatchStore)"
             )
-        to_store = [dataclasses.replace(actum, id=self.id_factory(), at=None) for actum in batch]
+        to_store = [restamped(actum, self.id_factory(), None) for actum in batch]
         tokens = [check_token_count(self.token_counter(actum), actum) for actum in to_store]
         return _Write(to_store, key, tokens)
 

@@ -142,6 +142,23 @@ def stored_actum(
     return actum
 
 
+def restamped(actum: Actum, id: str, at: dt.datetime | None) -> Actum:
+    """A copy of a checked actum (members in ``kind`` and ``actor_kind``) with another
+    ``id`` and ``at``: what ``dataclasses.replace`` gives, without ``__init__`` (a write
+    makes two such copies of each actum)."""
+    return stored_actum(
+        actum.chronicum_id,
+        actum.kind,
+        actum.actor_kind,
+        actum.actor,
+        actum.content,
+        id,
+        at,  # type: ignore[arg-type]
+        actum.call_id,
+        actum.data,
+    )
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ActaQuery:
     """What a store's ``acta()`` receives.

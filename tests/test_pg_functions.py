@@ -1,6 +1,6 @@
-"""PostgreSQL: the writes without a key call the PL/pgSQL functions of migration 0004
-(their plans are kept for the session; a statement sent with Django's client-side
-binding is planned anew each time)."""
+"""PostgreSQL: the writes without a key call the PL/pgSQL functions of migration 0004,
+and a window checks its owner with one (their plans are kept for the session; a
+statement sent with Django's client-side binding is planned anew each time)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from chronica import models, services
+from chronica import ChronicumNotFound, models, services
 from chronica.stores import db
+from chronica.values import ActaQuery
 
 from . import scenario
 
 OWNER = "ardian"
-functions = importlib.import_module("chronica.migrations.0004_postgresql_write_functions")
+functions = importlib.import_module("chronica.migrations.0004_postgresql_functions")
 
 
 def test_the_migration_names_what_the_store_names():
@@ -37,15 +38,54 @@ def postgres(db):
         pytest.skip("PL/pgSQL functions are PostgreSQL's; elsewhere a write is plain statements")
 
 
-def test_migrate_created_both_functions(postgres):
+def test_migrate_created_the_functions(postgres):
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT proname FROM pg_proc WHERE proname LIKE 'chronica_record_act%%' ORDER BY 1"
+            "SELECT proname, pg_get_function_result(oid), provolatile FROM pg_proc"
+            " WHERE proname LIKE 'chronica%%' ORDER BY 1"
         )
-        assert [row[0] for row in cursor.fetchall()] == [
-            "chronica_record_acta",
-            "chronica_record_actum",
+        assert cursor.fetchall() == [
+            ("chronica_owns", "boolean", "s"),  # STABLE: the window's own snapshot
+            ("chronica_record_acta", "bigint", "v"),
+            ("chronica_record_actum", "bigint", "v"),
         ]
+
+
+def test_a_window_checks_its_owner_with_the_function(postgres):
+    stored = services.record_acta(OWNER, scenario.acta())
+    chronicum_id = stored[0].chronicum_id
+    one = statements(lambda: services.get_acta(OWNER, chronicum_id, last_n=3))
+    assert len(one) == 1, one
+    assert "chronica_owns(" in one[0]
+    assert "EXISTS" not in one[0]
+    assert services.get_acta(OWNER, chronicum_id, last_n=3) == stored[-3:]
+    budget = statements(lambda: services.get_acta(OWNER, chronicum_id, max_tokens=50))
+    assert len(budget) == 1, budget
+    assert "chronica_owns(" in budget[0], budget
+    store = db.DjangoStore()
+    # rafa reads nothing of ardian's, through the function as through the subquery
+    assert store.acta_if_owner("rafa", chronicum_id, ActaQuery()) is None
+    assert store.acta_if_owner("rafa", chronicum_id, ActaQuery(max_tokens=10**6)) is None
+    with pytest.raises(ChronicumNotFound):
+        services.get_acta("rafa", chronicum_id)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT chronica_owns(%s, %s), chronica_owns(%s, %s)",
+            [chronicum_id, OWNER, chronicum_id, "rafa"],
+        )
+        assert cursor.fetchone() == (True, False)
+
+
+def test_a_write_into_a_missing_chronicum_writes_nothing(postgres):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT chronica_record_actum(%s, NULL, 'x', 'message', 'human', 'a', 'c', '',"
+            " NULL, 1), chronica_record_acta(%s, NULL, '[]')",
+            ["never-created", "never-created"],
+        )
+        assert cursor.fetchone() == (None, None)
+        cursor.execute("SELECT count(*) FROM acta WHERE chronicum_id = 'never-created'")
+        assert cursor.fetchone() == (0,)
 
 
 def test_a_write_is_one_call_of_a_function(postgres):
@@ -103,7 +143,7 @@ def test_without_the_functions_a_write_is_one_plain_statement(postgres):
         with transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute(functions.DROP)
-            db.forget_write_functions()
+            db.forget_functions()
             lookup_and_write = statements(lambda: services.record_actum(OWNER, second))
             assert len(lookup_and_write) == 2, lookup_and_write
             assert "to_regproc" in lookup_and_write[0]
@@ -112,19 +152,105 @@ def test_without_the_functions_a_write_is_one_plain_statement(postgres):
             assert len(batch) == 1, batch
             assert "INSERT INTO acta" in batch[0]
             assert db.DjangoStore().record_batch_if_owner("rafa", rest[2:3], None, [None]) is None
+            window = statements(lambda: services.get_acta(OWNER, first.chronicum_id))
+            assert len(window) == 1, window
+            assert "EXISTS (SELECT 1 FROM chronica" in window[0], window
             acta = services.get_acta(OWNER, first.chronicum_id)
             assert [a.content for a in acta] == [a.content for a in [first, second, *rest[:2]]]
+            with pytest.raises(ChronicumNotFound):
+                services.get_acta("rafa", first.chronicum_id)
             transaction.set_rollback(True)  # the functions come back with the rollback
     finally:
-        db.forget_write_functions()
+        db.forget_functions()
     one = statements(lambda: services.record_actum(OWNER, second))
     assert "to_regproc" in one[0]
     assert "chronica_record_actum(" in one[1]
 
 
 def test_migrate_makes_the_store_look_again(postgres):
-    db._WRITE_FUNCTIONS[("default", "x")] = False
+    db._FUNCTIONS[("default", "x")] = False
     from django.core.management import call_command
 
     call_command("migrate", "chronica", verbosity=0)
-    assert db._WRITE_FUNCTIONS == {}
+    assert db._FUNCTIONS == {}
+
+
+@pytest.fixture
+def preparing(postgres):
+    """The default connection with prepared statements on (server-side binding, psycopg
+    prepares a statement on its second run), as a project turns them on in OPTIONS."""
+    options = connection.settings_dict["OPTIONS"]
+    saved = dict(options)
+    options.update(server_side_binding=True, prepare_threshold=1)
+    connection.close()
+    try:
+        yield
+    finally:
+        options.clear()
+        options.update(saved)
+        connection.close()
+
+
+def sent(call) -> list[str]:
+    """The statements ``call`` sends, as given to the cursor (with server-side binding
+    Django's captured queries have no text)."""
+    seen: list[str] = []
+
+    def wrapper(execute, sql, params, many, context):
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(wrapper):
+        call()
+    return [sql for sql in seen if "SAVEPOINT" not in sql.upper()]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_prepared_statements_a_write_is_the_prepared_statement(preparing):
+    """A prepared statement is planned once a connection and runs faster than the
+    function: a write sends it instead; a window still checks its owner with the function."""
+    assert db.DjangoStore()._database().prepares
+    db.forget_functions()
+    first, *rest = scenario.acta()
+    stored = [services.record_actum(OWNER, first)]
+    for actum in rest[:3]:
+        one = sent(lambda a=actum: stored.append(services.record_actum(OWNER, a)))
+        assert len(one) == 1, one
+        assert "INSERT INTO acta" in one[0], one
+    batch = sent(lambda: stored.extend(services.record_acta(OWNER, rest[3:])))
+    assert len(batch) == 1, batch
+    assert "INSERT INTO acta" in batch[0], batch
+    assert connection.connection.prepare_threshold == 1
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+        assert cursor.fetchone()[0] >= 1  # psycopg did prepare
+    # The writes did not need to know whether the functions are there; the first window does.
+    looked_up, window = (
+        sent(lambda: services.get_acta(OWNER, first.chronicum_id, last_n=3)) for _ in range(2)
+    )
+    assert "to_regproc" in looked_up[0], looked_up
+    assert len(looked_up) == 2, looked_up
+    assert len(window) == 1, window
+    assert "chronica_owns(" in window[0], window
+    assert services.get_acta(OWNER, first.chronicum_id) == stored
+    assert db.DjangoStore().record_batch_if_owner("rafa", rest[:1], None, [None]) is None
+    assert db.DjangoStore().record_batch_if_owner("rafa", rest[:2], None, [None] * 2) is None
+    assert services.get_acta(OWNER, first.chronicum_id) == stored
+
+
+def test_the_store_knows_when_its_connections_prepare(postgres):
+    options = connection.settings_dict["OPTIONS"]
+    saved = dict(options)
+    try:
+        for given, prepares in [
+            ({}, False),
+            ({"server_side_binding": True}, False),  # Django's prepare_threshold: None
+            ({"prepare_threshold": 5}, False),  # client-side binding prepares nothing
+            ({"server_side_binding": True, "prepare_threshold": 5}, True),
+        ]:
+            options.clear()
+            options.update(given)
+            assert db.DjangoStore()._database().prepares is prepares, given
+    finally:
+        options.clear()
+        options.update(saved)

@@ -322,7 +322,8 @@ def test_the_window_model_agrees_with_the_plain_store_fallback(rows, many):
     ],
     ids=["last_n", "filtered", "before", "budget", "budget-filtered"],
 )
-def test_the_window_plan_stays_on_the_chronicum_seq_index(query):
+@pytest.mark.parametrize("functions", [True, False], ids=["chronica_owns", "subquery"])
+def test_the_window_plan_stays_on_the_chronicum_seq_index(query, functions):
     if connection.vendor != "postgresql":
         pytest.skip("EXPLAIN of PostgreSQL's plan: this run is on SQLite")
     with connection.cursor() as cursor:
@@ -338,7 +339,7 @@ def test_the_window_plan_stays_on_the_chronicum_seq_index(query):
             " 'ardian', 'x', now() FROM generate_series(1, 60000) g"
         )
         cursor.execute("ANALYZE acta")
-        sql, params = window_sql("plan-1", query, OWNER, vendor="postgresql")
+        sql, params = window_sql("plan-1", query, OWNER, vendor="postgresql", functions=functions)
         cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
         plan = json.dumps(cursor.fetchone()[0])
     assert "acta_chronicum_seq" in plan
@@ -355,6 +356,15 @@ def test_the_window_plan_stays_on_the_chronicum_seq_index(query):
         if node.get("Index Name") == "acta_pkey" and node.get("Scan Direction") == "Backward"
     ]
     assert backwards_on_pkey == [], "the window walks the primary key backwards"
+    if functions:
+        # The owner's check runs once, in front of the scan, not once a row.
+        gates = [
+            node.get("One-Time Filter", "")
+            for node in _nodes(json.loads(plan)[0]["Plan"])
+            if "chronica_owns" in json.dumps({k: v for k, v in node.items() if k != "Plans"})
+        ]
+        assert gates, plan
+        assert all("chronica_owns" in gate for gate in gates), plan
 
 
 def _nodes(plan):

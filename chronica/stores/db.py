@@ -17,7 +17,7 @@ import dataclasses
 import datetime as dt
 import json
 from collections.abc import Callable, Generator, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from django.db import (
     DEFAULT_DB_ALIAS,
@@ -34,7 +34,16 @@ from .. import models
 from ..errors import ChronicumExists, ChronicumNotFound, InvalidQuery
 from ..interfaces import Subscription
 from ..validation import dumps_data, loads_data
-from ..values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, Recorded, stored_actum
+from ..values import (
+    ActaQuery,
+    ActorKind,
+    Actum,
+    ActumKind,
+    Chronicum,
+    Recorded,
+    restamped,
+    stored_actum,
+)
 
 __all__ = ["DjangoStore"]
 
@@ -121,24 +130,25 @@ def _notify_if_followed(chronicum_id: str) -> str:
 # lock and bump, insert, NOTIFY when followed): PostgreSQL keeps their plans for the
 # session, where a statement sent with Django's client-side binding is planned anew
 # each time (BENCHMARKS.md: a one-actum write's time fell by half). The owner, NULL
-# when the write is not owner-scoped, is checked in the same UPDATE.
+# when the write is not owner-scoped, is checked in the same UPDATE. Each answers one
+# scalar (the write's epoch microseconds, NULL when the chronicum is not found), so the
+# call is "SELECT f(...)", cheaper to plan than "SELECT ... FROM f(...)".
 _PG_COLUMNS = "v(id, kind, actor_kind, actor, content, call_id, data, tokens, key, n)"
 _PG_BATCH = (
     "ROWS FROM (json_to_recordset(%s::json) AS (id varchar, kind varchar,"
     " actor_kind varchar, actor varchar, content text, call_id varchar, data text,"
     f" tokens bigint, key varchar)) WITH ORDINALITY AS {_PG_COLUMNS}"
 )
-_PG_RECORD_ACTUM = (
-    "SELECT o_micros, o_found, o_notified"
-    " FROM chronica_record_actum(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-)
-_PG_RECORD_ACTA = "SELECT o_micros, o_found, o_notified FROM chronica_record_acta(%s, %s, %s::json)"
+_PG_RECORD_ACTUM = "SELECT chronica_record_actum(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+_PG_RECORD_ACTA = "SELECT chronica_record_acta(%s, %s, %s::json)"
 # Where the functions are missing (tables made without migrations, pytest-django's
 # --no-migrations), the same write as one statement, with the same parameters and
-# answer: slower to plan, not different.
+# answer (no row when the chronicum is not found): slower to plan, not different.
+# Windows check the owner with the same statement's subquery instead of chronica_owns.
 _PG_HAS_FUNCTIONS = (
     "SELECT to_regproc('chronica_record_actum') IS NOT NULL"
     " AND to_regproc('chronica_record_acta') IS NOT NULL"
+    " AND to_regproc('chronica_owns') IS NOT NULL"
 )
 _PG_ONE = (
     "(VALUES (%s::varchar, %s::varchar, %s::varchar, %s::varchar, %s::text, %s::varchar,"
@@ -157,21 +167,50 @@ WITH c AS (
     FROM c, {{source}}
     ORDER BY v.n
 )
-SELECT {_PG_MICROS.format("last_activity_at")}, true, {_notify_if_followed("c.id")} FROM c
+SELECT {_PG_MICROS.format("last_activity_at")}, {_notify_if_followed("c.id")} FROM c
 """
 _PG_RECORD_STATEMENTS = {
     True: _PG_RECORD_STATEMENT.format(source=_PG_ONE),
     False: _PG_RECORD_STATEMENT.format(source=_PG_BATCH),
 }
-_WRITE_FUNCTIONS: dict[tuple[str, str], bool] = {}
+
+
+class Database(NamedTuple):
+    """What a plan needs to know of the database it runs on: the alias, the database's
+    name (together, the key of what is known about it), and whether its connections
+    prepare statements (OPTIONS ``server_side_binding`` and ``prepare_threshold``)."""
+
+    alias: str
+    name: str
+    prepares: bool = False
+
+
+_FUNCTIONS: dict[tuple[str, str], bool] = {}
 """Whether migration 0004's functions exist, by (alias, database name): looked up on
-the first write of a process, since the tables cannot lose them without a migration."""
+the first write or window of a process, since the tables cannot lose them without a
+migration."""
 
 
-def forget_write_functions() -> None:
-    """Look the write functions up again at the next write (after a migration that
+def forget_functions() -> None:
+    """Look the functions up again at the next write or window (after a migration that
     added or dropped them in this process)."""
-    _WRITE_FUNCTIONS.clear()
+    _FUNCTIONS.clear()
+
+
+def _use_functions(database: Database, *, writing: bool) -> Plan[bool]:
+    """Whether to call migration 0004's functions on ``database``: where it has them
+    (looked up once a process), except for a write where the connections prepare
+    statements: a prepared write is planned once a connection, and then runs faster
+    than the function (a window's owner check is faster with the function either way;
+    BENCHMARKS.md)."""
+    if writing and database.prepares:
+        return False
+    key = (database.alias, database.name)
+    functions = _FUNCTIONS.get(key)
+    if functions is None:
+        found = yield _PG_HAS_FUNCTIONS, []
+        functions = _FUNCTIONS[key] = bool(found[0][0])
+    return functions
 
 
 # With a key: the first actum carries it, and the rest are inserted only from the
@@ -211,6 +250,7 @@ _GET = f"SELECT owner_id, started_at, last_activity_at FROM {CHRONICA} WHERE id 
 _EXISTS = f"SELECT 1 FROM {CHRONICA} WHERE id = %s"
 _EXISTS_OWNED = f"SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s"
 _ACTUM_EXISTS = f"SELECT 1 FROM {ACTA} WHERE chronicum_id = %s AND id = %s"
+_OWNED_SUBQUERY = f"EXISTS (SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s)"
 # The batch a key recorded: the keyed actum and "<key>\n<position>" for the rest.
 _BY_KEY = {
     family: f"SELECT {_columns(family)} FROM {ACTA} WHERE chronicum_id = %s"
@@ -266,7 +306,9 @@ _POSITION_OF = f"SELECT {_OWNED}, (SELECT MAX(seq) FROM {ACTA} WHERE chronicum_i
 Statement = tuple[str, Sequence[Any]]
 Plan = Generator[Statement, list[tuple[Any, ...]], _T]
 """The statements of one store call, each sent the rows of the one before, returning
-the call's result: the same plan runs on a Django cursor and on psycopg's async one."""
+the call's result: the same plan runs on a Django cursor and on psycopg's async one.
+Every statement of a plan returns rows (run_plan does not ask the cursor for its
+description, which psycopg builds column by column)."""
 
 
 def run_plan(cursor: Any, plan: Plan[_T]) -> _T:
@@ -276,7 +318,7 @@ def run_plan(cursor: Any, plan: Plan[_T]) -> _T:
         while True:
             sql, params = plan.send(rows)  # type: ignore[arg-type]
             cursor.execute(sql, params)
-            rows = cursor.fetchall() if cursor.description is not None else []
+            rows = cursor.fetchall()
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
 
@@ -337,7 +379,12 @@ class _Where:
 
 
 def _window_conditions(
-    chronicum_id: str, query: ActaQuery, owner_id: str | None, *, with_owner: bool = True
+    chronicum_id: str,
+    query: ActaQuery,
+    owner_id: str | None,
+    *,
+    with_owner: bool = True,
+    functions: bool = False,
 ) -> _Where:
     # A range and a two-column ORDER BY, not "chronicum_id = %s ORDER BY seq": with the
     # equality PostgreSQL may walk the primary key backwards and filter, reading every
@@ -353,7 +400,10 @@ def _window_conditions(
         where.append(f"seq < (SELECT MIN(seq) FROM {ACTA} WHERE chronicum_id = %s AND id = %s)")
         params += [chronicum_id, query.before]
     if owner_id is not None and with_owner:
-        where.append(f"EXISTS (SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s)")
+        # chronica_owns (PostgreSQL, migration 0004) runs once, in front of the scan, on
+        # the plan it keeps for the session: the subquery was half of the planning.
+        owns = "chronica_owns(%s, %s)" if functions else _OWNED_SUBQUERY
+        where.append(owns)
         params += [chronicum_id, owner_id]
     return _Where(" AND ".join(where), params)
 
@@ -364,12 +414,18 @@ def _limit(last_n: int) -> int | None:
 
 
 def window_sql(
-    chronicum_id: str, query: ActaQuery, owner_id: str | None = None, *, vendor: str
+    chronicum_id: str,
+    query: ActaQuery,
+    owner_id: str | None = None,
+    *,
+    vendor: str,
+    functions: bool = False,
 ) -> tuple[str, list[Any]]:
     """The context window in one statement: the newest acta that pass the filters, up
     to the limit and the token budget, newest first (the caller turns them back).
-    Given ``owner_id``, no actum is read unless the chronicum is that owner's."""
-    where = _window_conditions(chronicum_id, query, owner_id)
+    Given ``owner_id``, no actum is read unless the chronicum is that owner's (checked
+    by ``chronica_owns`` when ``functions``: PostgreSQL with migration 0004's functions)."""
+    where = _window_conditions(chronicum_id, query, owner_id, functions=functions)
     limit = _limit(query.last_n)
     if query.max_tokens is None:
         # Simpler than a join with the chronicum (which would tell a missing chronicum
@@ -440,9 +496,18 @@ def _get_plan(chronicum_id: str) -> Plan[Chronicum]:
 
 
 def _acta_plan(
-    chronicum_id: str, query: ActaQuery, owner_id: str | None, vendor: str
+    chronicum_id: str,
+    query: ActaQuery,
+    owner_id: str | None,
+    vendor: str,
+    database: Database,
 ) -> Plan[list[Actum] | None]:
-    rows = yield window_sql(chronicum_id, query, owner_id, vendor=vendor)
+    functions = (
+        owner_id is not None
+        and vendor == "postgresql"
+        and (yield from _use_functions(database, writing=False))
+    )
+    rows = yield window_sql(chronicum_id, query, owner_id, vendor=vendor, functions=functions)
     if not rows:
         # An empty window, or no such chronicum (of this owner)?
         if owner_id is None:
@@ -511,15 +576,12 @@ def _pg_record_plan(
     key: str | None,
     tokens: Sequence[int | None],
     owner_id: str | None,
-    database: tuple[str, str],
+    database: Database,
 ) -> Plan[Recorded | None]:
     """A PostgreSQL write: one statement (and, for a replay, the read of the first batch;
     once a process, the lookup of the write functions of ``database``)."""
     chronicum_id = acta[0].chronicum_id
-    functions = _WRITE_FUNCTIONS.get(database)
-    if functions is None and key is None:
-        found = yield _PG_HAS_FUNCTIONS, []
-        functions = _WRITE_FUNCTIONS[database] = bool(found[0][0])
+    functions = key is None and (yield from _use_functions(database, writing=True))
     if key is None and len(acta) == 1:
         sql = _PG_RECORD_ACTUM if functions else _PG_RECORD_STATEMENTS[True]
         params: list[Any] = [chronicum_id, owner_id, *_actum_params(acta[0], tokens[0])]
@@ -536,11 +598,15 @@ def _pg_record_plan(
             _batch_json(acta[1:], _member_keys(key, len(acta))[1:], tokens[1:]),
         ]
     rows = yield sql, params
-    if not rows or not rows[0][1]:
-        return None  # no such chronicum (of this owner)
+    # Without a key: the write's microseconds, NULL or no row when the chronicum is not
+    # found (of this owner). With one: those (NULL for a replay) and whether it was found.
+    if not rows or (key is not None and not rows[0][1]):
+        return None
     if rows[0][0] is not None:
         at = _utc(rows[0][0])
-        return Recorded([dataclasses.replace(a, at=at) for a in acta])
+        return Recorded([restamped(a, a.id, at) for a in acta])
+    if key is None:
+        return None
     return Recorded((yield from _batch_of_plan(chronicum_id, key, "postgresql")), replayed=True)
 
 
@@ -630,10 +696,16 @@ class DjangoStore:
                 connection.close()
         return connection
 
-    def _database(self) -> tuple[str, str]:
-        """(alias, database name): the key of what is known about this database."""
-        alias = self.alias
-        return alias, str(connections[alias].settings_dict["NAME"])
+    def _database(self, connection: BaseDatabaseWrapper | None = None) -> Database:
+        """What the plans need to know of this store's database (``connection``'s)."""
+        connection = connections[self.alias] if connection is None else connection
+        settings = connection.settings_dict
+        options = settings.get("OPTIONS") or {}
+        prepares = (
+            options.get("server_side_binding") is True
+            and options.get("prepare_threshold") is not None
+        )
+        return Database(connection.alias, str(settings["NAME"]), prepares)
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when the caller's transaction commits (now, if there is none)."""
@@ -812,7 +884,8 @@ class DjangoStore:
     async def aacta_if_owner(
         self, owner_id: str, chronicum_id: str, query: ActaQuery
     ) -> list[Actum] | None:
-        return await self._arun(_acta_plan(chronicum_id, query, owner_id, "postgresql"))
+        plan = _acta_plan(chronicum_id, query, owner_id, "postgresql", self._database())
+        return await self._arun(plan)
 
     async def afollow_position(
         self, owner_id: str, chronicum_id: str, after: str | None
@@ -836,8 +909,11 @@ class DjangoStore:
         self, chronicum_id: str, query: ActaQuery, owner_id: str | None
     ) -> list[Actum] | None:
         connection = self._connection()
+        plan = _acta_plan(
+            chronicum_id, query, owner_id, connection.vendor, self._database(connection)
+        )
         with connection.cursor() as cursor:
-            return run_plan(cursor, _acta_plan(chronicum_id, query, owner_id, connection.vendor))
+            return run_plan(cursor, plan)
 
     # -- writing ----------------------------------------------------------------
 
@@ -864,7 +940,8 @@ class DjangoStore:
         owner_id: str | None,
     ) -> Recorded | None:
         with connection.cursor() as cursor:
-            return run_plan(cursor, _pg_record_plan(acta, key, tokens, owner_id, self._database()))
+            plan = _pg_record_plan(acta, key, tokens, owner_id, self._database(connection))
+            return run_plan(cursor, plan)
 
     def _record_other(
         self,
@@ -912,7 +989,7 @@ class DjangoStore:
             cursor.execute(
                 f"UPDATE {CHRONICA} SET last_activity_at = %s WHERE id = %s", [at, chronicum_id]
             )
-        return Recorded([dataclasses.replace(a, at=now) for a in acta])
+        return Recorded([restamped(a, a.id, now) for a in acta])
 
     @staticmethod
     def _lock(

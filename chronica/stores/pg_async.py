@@ -100,7 +100,7 @@ async def run(alias: str, plan: Plan[_T]) -> _T:
                 while True:
                     sql, params = plan.send(rows)  # type: ignore[arg-type]
                     await cursor.execute(sql, params)
-                    rows = await cursor.fetchall() if cursor.description is not None else []
+                    rows = await cursor.fetchall()
             except StopIteration as done:
                 return done.value  # type: ignore[no-any-return]
     except psycopg.Error as exc:
