@@ -17,7 +17,7 @@ class ChronicaConfig(AppConfig):
 
 
 def _forget_functions(**kwargs: Any) -> None:
-    """A migration may have added or dropped the PostgreSQL write functions."""
+    """A migration may have added or dropped the PostgreSQL functions."""
     from .stores.db import forget_functions
 
     forget_functions()

@@ -250,7 +250,7 @@ _GET = f"SELECT owner_id, started_at, last_activity_at FROM {CHRONICA} WHERE id 
 _EXISTS = f"SELECT 1 FROM {CHRONICA} WHERE id = %s"
 _EXISTS_OWNED = f"SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s"
 _ACTUM_EXISTS = f"SELECT 1 FROM {ACTA} WHERE chronicum_id = %s AND id = %s"
-_OWNED_SUBQUERY = f"EXISTS (SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s)"
+_OWNED = f"(SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s)"
 # The batch a key recorded: the keyed actum and "<key>\n<position>" for the rest.
 _BY_KEY = {
     family: f"SELECT {_columns(family)} FROM {ACTA} WHERE chronicum_id = %s"
@@ -298,7 +298,6 @@ _NEWEST_SEQ = (
 
 
 # -- following ------------------------------------------------------------------
-_OWNED = f"(SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s)"
 _POSITION_NOW = f"SELECT {_OWNED}, ({_NEWEST_SEQ})"
 _POSITION_OF = f"SELECT {_OWNED}, (SELECT MAX(seq) FROM {ACTA} WHERE chronicum_id = %s AND id = %s)"
 
@@ -402,8 +401,7 @@ def _window_conditions(
     if owner_id is not None and with_owner:
         # chronica_owns (PostgreSQL, migration 0004) runs once, in front of the scan, on
         # the plan it keeps for the session: the subquery was half of the planning.
-        owns = "chronica_owns(%s, %s)" if functions else _OWNED_SUBQUERY
-        where.append(owns)
+        where.append("chronica_owns(%s, %s)" if functions else f"EXISTS {_OWNED}")
         params += [chronicum_id, owner_id]
     return _Where(" AND ".join(where), params)
 
@@ -598,16 +596,19 @@ def _pg_record_plan(
             _batch_json(acta[1:], _member_keys(key, len(acta))[1:], tokens[1:]),
         ]
     rows = yield sql, params
-    # Without a key: the write's microseconds, NULL or no row when the chronicum is not
-    # found (of this owner). With one: those (NULL for a replay) and whether it was found.
-    if not rows or (key is not None and not rows[0][1]):
-        return None
-    if rows[0][0] is not None:
-        at = _utc(rows[0][0])
-        return Recorded([restamped(a, a.id, at) for a in acta])
     if key is None:
-        return None
-    return Recorded((yield from _batch_of_plan(chronicum_id, key, "postgresql")), replayed=True)
+        # The write's epoch microseconds; NULL (the function) or no row (the statement)
+        # when the chronicum is not found (of this owner).
+        if not rows or rows[0][0] is None:
+            return None
+    elif not rows[0][1]:
+        return None  # no such chronicum (of this owner)
+    elif rows[0][0] is None:
+        # The key was used: the batch stored the first time.
+        replay = yield from _batch_of_plan(chronicum_id, key, "postgresql")
+        return Recorded(replay, replayed=True)
+    at = _utc(rows[0][0])
+    return Recorded([restamped(a, a.id, at) for a in acta])
 
 
 def _position_plan(owner_id: str, chronicum_id: str, after: str | None) -> Plan[int | None]:
