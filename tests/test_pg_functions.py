@@ -4,11 +4,11 @@ statement sent with Django's client-side binding is planned anew each time)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 
 import pytest
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from chronica import ChronicumNotFound, models, services
 from chronica.stores import db
@@ -27,9 +27,31 @@ def test_the_migration_names_what_the_store_names():
 
 
 def statements(call) -> list[str]:
-    with CaptureQueriesContext(connection) as ctx:
+    """The statements ``call`` sends, as given to the cursor (Django's captured queries
+    have no text when the parameters are bound on the server)."""
+    seen: list[str] = []
+
+    def wrapper(execute, sql, params, many, context):
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(wrapper):
         call()
-    return [q["sql"] for q in ctx.captured_queries if "SAVEPOINT" not in q["sql"].upper()]
+    return [sql for sql in seen if "SAVEPOINT" not in sql.upper()]
+
+
+@contextlib.contextmanager
+def connection_options(options: dict):
+    """The default connection's OPTIONS are ``options`` for the block."""
+    current = connection.settings_dict["OPTIONS"]
+    saved = dict(current)
+    current.clear()
+    current.update(options)
+    try:
+        yield
+    finally:
+        current.clear()
+        current.update(saved)
 
 
 @pytest.fixture
@@ -179,30 +201,17 @@ def test_migrate_makes_the_store_look_again(postgres):
 def preparing(postgres):
     """The default connection with prepared statements on (server-side binding, psycopg
     prepares a statement on its second run), as a project turns them on in OPTIONS."""
-    options = connection.settings_dict["OPTIONS"]
-    saved = dict(options)
-    options.update(server_side_binding=True, prepare_threshold=1)
-    connection.close()
-    try:
-        yield
-    finally:
-        options.clear()
-        options.update(saved)
+    options = {
+        **connection.settings_dict["OPTIONS"],
+        "server_side_binding": True,
+        "prepare_threshold": 1,
+    }
+    with connection_options(options):
         connection.close()
-
-
-def sent(call) -> list[str]:
-    """The statements ``call`` sends, as given to the cursor (with server-side binding
-    Django's captured queries have no text)."""
-    seen: list[str] = []
-
-    def wrapper(execute, sql, params, many, context):
-        seen.append(sql)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(wrapper):
-        call()
-    return [sql for sql in seen if "SAVEPOINT" not in sql.upper()]
+        try:
+            yield
+        finally:
+            connection.close()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -214,10 +223,10 @@ def test_with_prepared_statements_a_write_is_the_prepared_statement(preparing):
     first, *rest = scenario.acta()
     stored = [services.record_actum(OWNER, first)]
     for actum in rest[:3]:
-        one = sent(lambda a=actum: stored.append(services.record_actum(OWNER, a)))
+        one = statements(lambda a=actum: stored.append(services.record_actum(OWNER, a)))
         assert len(one) == 1, one
         assert "INSERT INTO acta" in one[0], one
-    batch = sent(lambda: stored.extend(services.record_acta(OWNER, rest[3:])))
+    batch = statements(lambda: stored.extend(services.record_acta(OWNER, rest[3:])))
     assert len(batch) == 1, batch
     assert "INSERT INTO acta" in batch[0], batch
     assert connection.connection.prepare_threshold == 1
@@ -226,7 +235,7 @@ def test_with_prepared_statements_a_write_is_the_prepared_statement(preparing):
         assert cursor.fetchone()[0] >= 1  # psycopg did prepare
     # The writes did not need to know whether the functions are there; the first window does.
     looked_up, window = (
-        sent(lambda: services.get_acta(OWNER, first.chronicum_id, last_n=3)) for _ in range(2)
+        statements(lambda: services.get_acta(OWNER, first.chronicum_id, last_n=3)) for _ in range(2)
     )
     assert "to_regproc" in looked_up[0], looked_up
     assert len(looked_up) == 2, looked_up
@@ -239,18 +248,11 @@ def test_with_prepared_statements_a_write_is_the_prepared_statement(preparing):
 
 
 def test_the_store_knows_when_its_connections_prepare(postgres):
-    options = connection.settings_dict["OPTIONS"]
-    saved = dict(options)
-    try:
-        for given, prepares in [
-            ({}, False),
-            ({"server_side_binding": True}, False),  # Django's prepare_threshold: None
-            ({"prepare_threshold": 5}, False),  # client-side binding prepares nothing
-            ({"server_side_binding": True, "prepare_threshold": 5}, True),
-        ]:
-            options.clear()
-            options.update(given)
+    for given, prepares in [
+        ({}, False),
+        ({"server_side_binding": True}, False),  # Django's prepare_threshold: None
+        ({"prepare_threshold": 5}, False),  # client-side binding prepares nothing
+        ({"server_side_binding": True, "prepare_threshold": 5}, True),
+    ]:
+        with connection_options(given):
             assert db.DjangoStore()._database().prepares is prepares, given
-    finally:
-        options.clear()
-        options.update(saved)
