@@ -47,6 +47,12 @@ class Store(Protocol):
       ``ChronicumNotFound``, never an empty list.
     * ``get`` returns the chronicum or raises ``ChronicumNotFound``.
     * Concurrent ``record`` calls all land, none twice.
+    * One ``create`` wins an ID, and nothing a plain store does changes a chronicum's
+      owner afterwards: Chronicarius checks the owner of a store with only these four
+      methods with ``get`` and then records, which is safe only while the owner it saw
+      stays the owner. A store that can lose a chronicum (``DeletingStore``, or a
+      delete behind chronica's back) must check the owner in the same step as it
+      appends and reads: ``OwnerScopedStore``.
     """
 
     def create(self, chronicum: Chronicum) -> None: ...
@@ -122,7 +128,11 @@ class DeletingStore(Protocol):
     """``delete`` removes the chronicum and every actum of it, if it belongs to
     ``owner_id``; else it raises ``ChronicumNotFound`` and removes nothing. A record
     racing with it lands before the delete (and goes with it) or raises
-    ``ChronicumNotFound`` after it, never a database error."""
+    ``ChronicumNotFound`` after it, never a database error.
+
+    After a delete the ID is anyone's: another owner may create it at once. So
+    Chronicarius deletes only through a store that is an ``OwnerScopedStore`` too, and
+    writes and reads through it only with the owner checked in the same step."""
 
     def delete(self, chronicum_id: str, owner_id: str) -> None: ...
 
@@ -138,14 +148,16 @@ class PoppingStore(Protocol):
 
 @runtime_checkable
 class OwnerScopedStore(Protocol):
-    """An optional speed-up: the owner's check and the read or the write in one step
-    (``DjangoStore`` does each in one SQL statement).
+    """The owner's check and the read or the write in one step, atomic with it
+    (``DjangoStore`` does each in one SQL statement, ``InMemoryStore`` under the
+    chronicum's lock): no delete and re-create by another owner can come between.
 
     Both answer ``None``, having read and written nothing, where the chronicum is
-    missing or belongs to another owner; Chronicarius then takes the long way
-    (``get``, ``create``, ``record_batch``), which decides between the two cases.
-    Otherwise they behave exactly as ``record_batch`` and ``acta``. They check
-    nothing else: every rule stays in Chronicarius.
+    missing or belongs to another owner. Chronicarius then creates a missing one
+    (``get``, ``create``) and writes through ``record_batch_if_owner`` again, so every
+    write into such a store is owner-checked where it appends. Otherwise they behave
+    exactly as ``record_batch`` and ``acta``. They check nothing else: every rule
+    stays in Chronicarius. A store that deletes must have this capability.
     """
 
     def record_batch_if_owner(

@@ -152,7 +152,11 @@ class Chronicarius:
         self._scoped = store if isinstance(store, OwnerScopedStore) else None
         self._windows = isinstance(store, WindowStore) and bool(store.supports_windows)
         self._listing = store if isinstance(store, ListingStore) else None
-        self._deleting = store if isinstance(store, DeletingStore) else None
+        # A delete frees a chronicum ID for any owner: a store may delete only if its
+        # writes and windows check the owner in the same step as they append or read.
+        self._deleting = (
+            store if isinstance(store, DeletingStore) and self._scoped is not None else None
+        )
         self._popping = store if isinstance(store, PoppingStore) else None
         self._transactional = store if isinstance(store, TransactionalStore) else None
         self._following = store if isinstance(store, FollowingStore) else None
@@ -203,18 +207,29 @@ class Chronicarius:
         return _Write(to_store, key, tokens)
 
     def _write(self, owner_id: str, write: _Write) -> Recorded:
+        """Append ``write`` for ``owner_id``, the owner checked in the same step as the
+        append: never into a chronicum that another owner created after this call last
+        looked (a delete and a re-create can happen between any two statements)."""
         to_store, key, tokens = write.acta, write.key, write.tokens
         chronicum_id = to_store[0].chronicum_id
+        scoped = self._scoped
         for _attempt in range(_WRITE_ATTEMPTS):
-            if self._scoped is not None:
-                recorded = self._scoped.record_batch_if_owner(owner_id, to_store, key, tokens)
+            if scoped is not None:
+                recorded = scoped.record_batch_if_owner(owner_id, to_store, key, tokens)
                 if recorded is not None:
                     return self._announce(owner_id, recorded)
+                # Missing, or someone else's: create it (ChronicumNotFound if it is
+                # another owner's), then append again through the owner-checked write.
+                self._own(owner_id, chronicum_id, create=True)
+                continue
+            # A store without the owner-checked write can delete nothing (Chronicarius
+            # deletes only through an OwnerScopedStore), so the owner _own saw is the
+            # chronicum's owner for good.
             self._own(owner_id, chronicum_id, create=True)
             try:
                 recorded = self._store_batch(to_store, key, tokens)
             except ChronicumNotFound:
-                continue  # deleted since _own saw it: the next attempt creates it again
+                continue  # gone since _own saw it: the next attempt creates it again
             return self._announce(owner_id, recorded)
         raise ChronicumNotFound(chronicum_id)
 
@@ -349,7 +364,10 @@ class Chronicarius:
         raises ``ChronicumNotFound``. A write racing with the delete lands before it
         (and goes with it) or after it, in the chronicum created again for its writer."""
         check_owner(owner_id)
-        store = self._require(self._deleting, "delete a chronicum (it is not a DeletingStore)")
+        store = self._require(
+            self._deleting,
+            "delete a chronicum (only a DeletingStore that is an OwnerScopedStore can)",
+        )
         self._check_ids(owner_id, chronicum_id)
         store.delete(chronicum_id, owner_id)
         if chronicum_deleted.has_listeners():

@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .errors import ChronicumExists, ChronicumNotFound, InvalidQuery
-from .interfaces import IdempotentStore, Store
+from .interfaces import IdempotentStore, OwnerScopedStore, Store
 from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, Recorded
 
 __all__ = [
@@ -164,6 +164,27 @@ class StoreConformance(_Base):
             "create of a taken ID",
         )
         _expect(store.get(chronicum.id).owner_id == "ardian", "the first owner must be kept")
+
+    def test_racing_creates_give_the_id_to_one_owner_for_good(self) -> None:
+        """Chronicarius checks a plain store's owner with ``get`` and then records: that
+        is safe only because one create wins an ID and nothing a plain store does
+        changes the owner afterwards."""
+        store = self.make_store()
+        chronicum_id = self.new_id()
+
+        def work(i: int) -> str | None:
+            now = dt.datetime.now(dt.UTC)
+            try:
+                store.create(Chronicum(chronicum_id, f"owner-{i}", now, now))
+            except ChronicumExists:
+                return None
+            store.record(self.actum(chronicum_id, f"by owner-{i}"))
+            return f"owner-{i}"
+
+        winners = [w for w in self.run_threads(8, work) if w is not None]
+        _expect(len(winners) == 1, f"{len(winners)} creates of one ID succeeded: {winners}")
+        owner = store.get(chronicum_id).owner_id
+        _expect(owner == winners[0], f"the owner is {owner!r}, the create that won was {winners}")
 
     def test_get_of_a_missing_chronicum_raises_not_found(self) -> None:
         store = self.make_store()
@@ -644,6 +665,57 @@ class DeletingStoreConformance(_Base):
         _expect_raises(ChronicumNotFound, lambda: store.get(chronicum.id), "deleted")
         for results in outcomes[1:]:
             _expect(results[-1] is None, "a record after the delete raises ChronicumNotFound")
+
+    def test_a_deleting_store_checks_the_owner_where_it_writes_and_reads(self) -> None:
+        """Once deleted, an ID is anyone's: a store that deletes must be an
+        ``OwnerScopedStore`` whose owner-checked write and read refuse the former
+        owner in the same step as they append or read (Chronicarius deletes through no
+        other store)."""
+        store = self.make_store()
+        _expect(
+            isinstance(store, OwnerScopedStore),
+            f"{type(store).__name__} deletes but is not an OwnerScopedStore",
+        )
+        chronicum = self.new_chronicum(store, "ardian")
+        store.record(self.actum(chronicum.id, "ardian's"))
+        store.delete(chronicum.id, "ardian")
+        store.create(Chronicum(chronicum.id, "rafa", chronicum.started_at, chronicum.started_at))
+        for key in (None, "booking-reply-1"):
+            got = store.record_batch_if_owner(
+                "ardian", [self.actum(chronicum.id, "ardian's again")], key, [1]
+            )
+            _expect(got is None, f"ardian wrote into rafa's chronicum (key={key!r}): {got!r}")
+        _expect(store.acta_if_owner("ardian", chronicum.id, ActaQuery()) is None, "ardian read")
+        _expect(store.acta(chronicum.id, ActaQuery()) == [], "rafa's chronicum is empty")
+
+    def test_writes_racing_a_delete_and_a_re_create_stay_with_their_owner(self) -> None:
+        store = self.make_store()
+        chronicum = self.new_chronicum(store, "ardian")
+        recreated = threading.Event()
+
+        def work(i: int) -> int:
+            if i == 0:
+                try:
+                    store.delete(chronicum.id, "ardian")
+                    now = dt.datetime.now(dt.UTC)
+                    store.create(Chronicum(chronicum.id, "rafa", now, now))
+                finally:
+                    recreated.set()
+                return 0
+            written = 0
+            while True:
+                after = recreated.is_set()
+                got = store.record_batch_if_owner(
+                    "ardian", [self.actum(chronicum.id, f"ardian w{i}")], None, [1]
+                )
+                written += got is not None
+                if after:
+                    return written
+
+        self.run_threads(5, work)
+        stray = [a.content for a in store.acta(chronicum.id, ActaQuery())]
+        _expect(stray == [], f"ardian's writes landed in rafa's chronicum: {stray[:5]}")
+        _expect(store.get(chronicum.id).owner_id == "rafa", "rafa owns it")
 
 
 class PoppingStoreConformance(_Base):

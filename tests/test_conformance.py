@@ -7,8 +7,9 @@ import time
 import pytest
 
 from chronica import Recorded, interfaces, storeconformance
+from chronica.errors import ChronicumExists
 from chronica.stores.db import DjangoStore
-from chronica.stores.memory import InMemoryStore
+from chronica.stores.memory import InMemoryStore, _Entry
 
 for _capability, _suite in storeconformance.ALL_SUITES.items():
     globals()[f"TestInMemoryStore{_capability}"] = type(
@@ -145,6 +146,35 @@ class UnscopedStore(InMemoryStore):
             return None
 
 
+class CheckThenInsertStore(InMemoryStore):
+    """Creates by looking first and inserting after, without a lock: racing creates
+    of one ID all succeed, and the last one's owner stays."""
+
+    def create(self, chronicum):
+        if chronicum.id in self._entries:
+            raise ChronicumExists(chronicum.id)
+        time.sleep(0.01)  # a round trip between the look and the insert
+        self._entries[chronicum.id] = _Entry(chronicum)
+
+
+class RememberedOwnerStore(InMemoryStore):
+    """Checks the owner against the one it saw first for an ID, which a delete and
+    another owner's create have changed."""
+
+    def __init__(self):
+        super().__init__()
+        self.first_owner = {}
+
+    def create(self, chronicum):
+        super().create(chronicum)
+        self.first_owner.setdefault(chronicum.id, chronicum.owner_id)
+
+    def record_batch_if_owner(self, owner_id, acta, key, tokens):
+        if self.first_owner.get(acta[0].chronicum_id) != owner_id:
+            return None
+        return self.record_batch(acta, key, tokens)
+
+
 BROKEN = [
     (ForgetfulStore, "Store", "test_acta_of_a_missing_chronicum_raises_not_found"),
     (LateStore, "Store", "test_a_thousand_acta_come_back_in_write_order"),
@@ -161,6 +191,16 @@ BROKEN = [
         CarelessDeleteStore,
         "DeletingStore",
         "test_delete_of_someone_elses_or_a_missing_chronicum_removes_nothing",
+    ),
+    (
+        CheckThenInsertStore,
+        "Store",
+        "test_racing_creates_give_the_id_to_one_owner_for_good",
+    ),
+    (
+        RememberedOwnerStore,
+        "DeletingStore",
+        "test_a_deleting_store_checks_the_owner_where_it_writes_and_reads",
     ),
     (OldestPopStore, "PoppingStore", "test_pop_takes_the_newest_until_none"),
     (UnscopedStore, "OwnerScopedStore", "test_someone_else_and_a_missing_chronicum_get_none"),

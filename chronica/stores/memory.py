@@ -72,26 +72,56 @@ class InMemoryStore:
         return self.record_batch([actum], key, [None]).acta[0]
 
     def acta(self, chronicum_id: str, query: ActaQuery) -> list[Actum]:
-        entry = self._entry(chronicum_id)
-        with entry.lock:
-            acta = list(entry.acta)
-            tokens = dict(entry.tokens)
-
-        def count(actum: Actum) -> int:
-            found = tokens.get(actum.id)
-            return content_tokens(actum.content) if found is None else found
-
-        return cut_window(acta, query, count)
+        acta = self._read(self._entry(chronicum_id), query, None)
+        assert acta is not None
+        return acta
 
     # -- capabilities ---------------------------------------------------------
 
     def record_batch(
         self, acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
     ) -> Recorded:
-        entry = self._entry(acta[0].chronicum_id)
+        recorded = self._append(self._entry(acta[0].chronicum_id), acta, key, tokens, None)
+        assert recorded is not None
+        return recorded
+
+    def record_batch_if_owner(
+        self,
+        owner_id: str,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+    ) -> Recorded | None:
+        entry = self._entries.get(acta[0].chronicum_id)
+        if entry is None:
+            return None
+        try:
+            return self._append(entry, acta, key, tokens, owner_id)
+        except ChronicumNotFound:
+            return None  # deleted while we waited for its lock
+
+    def acta_if_owner(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery
+    ) -> list[Actum] | None:
+        entry = self._entries.get(chronicum_id)
+        return None if entry is None else self._read(entry, query, owner_id)
+
+    def _append(
+        self,
+        entry: _Entry,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+        owner_id: str | None,
+    ) -> Recorded | None:
+        """Append to ``entry`` under its lock, where the owner is checked too: the entry
+        looked up before the lock may have been deleted, and its ID taken by another
+        owner, meanwhile (``None`` for another owner's, as ``record_batch_if_owner``)."""
         with entry.lock:
             if self._entries.get(entry.chronicum.id) is not entry:
                 raise ChronicumNotFound(entry.chronicum.id)  # deleted while we waited
+            if owner_id is not None and entry.chronicum.owner_id != owner_id:
+                return None
             if key is not None and key in entry.keys:
                 batch = set(entry.keys[key])
                 stored = [a for a in entry.acta if a.id in batch]
@@ -109,27 +139,23 @@ class InMemoryStore:
             entry.chronicum = dataclasses.replace(entry.chronicum, last_activity_at=at)
             return Recorded(stored)
 
-    def record_batch_if_owner(
-        self,
-        owner_id: str,
-        acta: Sequence[Actum],
-        key: str | None,
-        tokens: Sequence[int | None],
-    ) -> Recorded | None:
-        try:
-            self._owned(acta[0].chronicum_id, owner_id)
-            return self.record_batch(acta, key, tokens)
-        except ChronicumNotFound:
-            return None
+    def _read(self, entry: _Entry, query: ActaQuery, owner_id: str | None) -> list[Actum] | None:
+        """The window of ``query`` on ``entry``, read under its lock with the owner
+        checked there (``None`` for another owner's, or one deleted meanwhile)."""
+        with entry.lock:
+            if owner_id is not None and (
+                entry.chronicum.owner_id != owner_id
+                or self._entries.get(entry.chronicum.id) is not entry
+            ):
+                return None
+            acta = list(entry.acta)
+            tokens = dict(entry.tokens)
 
-    def acta_if_owner(
-        self, owner_id: str, chronicum_id: str, query: ActaQuery
-    ) -> list[Actum] | None:
-        try:
-            self._owned(chronicum_id, owner_id)
-            return self.acta(chronicum_id, query)
-        except ChronicumNotFound:
-            return None
+        def count(actum: Actum) -> int:
+            found = tokens.get(actum.id)
+            return content_tokens(actum.content) if found is None else found
+
+        return cut_window(acta, query, count)
 
     def list_chronica(self, owner_id: str, limit: int, after: Chronicum | None) -> list[Chronicum]:
         with self._lock:
