@@ -34,7 +34,13 @@ def _interpreter(version: str) -> str:
 def tests(session: nox.Session, django: str) -> None:
     session.install("--upgrade", "pip>=25.1")
     session.install("-e", ".[api,postgres]", "--group", "test", f"django~={django}.0")
-    env = {"PYTHONPATH": os.getcwd(), "PYTHONWARNINGS": "error::DeprecationWarning"}
+    env = {
+        "PYTHONPATH": os.getcwd(),
+        "PYTHONWARNINGS": "error::DeprecationWarning",
+        # make test races 2,000 rounds over HTTP (tests/test_isolation.py); the matrix
+        # checks that the race still runs on each version.
+        "CHRONICA_RACE_ROUNDS": "300",
+    }
     session.run(
         "python",
         "-m",

@@ -1,5 +1,8 @@
 """Stores the tests need beside chronica's own."""
 
+import time
+
+from chronica.stores.db import DjangoStore
 from chronica.stores.memory import InMemoryStore
 
 
@@ -29,3 +32,13 @@ class PlainStore:
     def get(self, chronicum_id):
         self.calls.append("get")
         return self.inner.get(chronicum_id)
+
+
+class SlowCreateStore(DjangoStore):
+    """DjangoStore taking a few milliseconds after each create, as a loaded database
+    would between two statements: it widens the window in which a write that has just
+    created its chronicum can meet a delete and another owner's create."""
+
+    def create(self, chronicum):
+        super().create(chronicum)
+        time.sleep(0.015)

@@ -12,10 +12,18 @@ must hold nothing of ardian's.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
+import http.client
+import json
+import os
+import random
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -26,6 +34,7 @@ from chronica.services import Chronicarius
 from chronica.stores.db import DjangoStore
 from chronica.stores.memory import InMemoryStore
 
+from .exampleproject import PYTHON, environment, free_port, serving
 from .stores import PlainStore
 
 X = "dinner-friday"
@@ -184,3 +193,135 @@ def test_the_memory_store_checks_the_owner_under_the_chronicums_lock():
     from chronica import ActaQuery
 
     assert _behind_the_lock(store, lambda: store.acta_if_owner("ardian", X, ActaQuery())) == [None]
+
+
+# -- over HTTP, with real concurrent clients ------------------------------------------
+
+ROUNDS = int(os.environ.get("CHRONICA_RACE_ROUNDS", "2000"))
+GROUPS = 4  # groups of three clients racing at once, each on IDs of its own
+
+
+class Client:
+    """One keep-alive HTTP connection with a person's token."""
+
+    def __init__(self, base: str, token: str) -> None:
+        parts = urlsplit(base)
+        self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        payload = None if body is None else json.dumps(body)
+        self.connection.request(method, path, payload, self.headers)
+        response = self.connection.getresponse()
+        raw = response.read()
+        try:
+            return response.status, (json.loads(raw) if raw else None)
+        except ValueError:
+            raise AssertionError(f"{method} {path}: {response.status} {raw[:300]!r}") from None
+
+
+@pytest.fixture
+def gunicorn(tmp_path: Path) -> Iterator[str]:
+    """example_project under gunicorn with 16 threads, so that requests really run at
+    once, on a store that is slow after each create (``tests.race_settings``)."""
+    port = free_port()
+    command = [
+        PYTHON,
+        "-m",
+        "gunicorn",
+        "example_project.wsgi:application",
+        f"--bind=127.0.0.1:{port}",
+        "--workers=1",
+        "--threads=16",
+    ]
+    env = environment(
+        DJANGO_SETTINGS_MODULE="tests.race_settings", DJANGO_THROTTLE_USER="1000000/minute"
+    )
+    with serving(command, port, tmp_path / "gunicorn.log", env=env) as base:
+        yield base
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_over_http_no_write_of_ardians_lands_in_rafas_chronicum(gunicorn, ardian, rafa):
+    """Each round, at once: ardian's booking agent posts into a new X, ardian deletes X
+    and rafa creates X (four groups of these three clients at once, 2,000 rounds). Every
+    actum ardian was told is stored (201) is in ardian's X or went with the delete;
+    rafa's chronica hold nothing of ardian's."""
+    from rest_framework.authtoken.models import Token
+
+    tokens = {user.username: Token.objects.create(user=user).key for user in (ardian, rafa)}
+    prefix = "/api/chronica/"
+    told: list[tuple[str, str]] = []  # (chronicum, actum ID) ardian's writes were told
+    answers: dict[str, collections.Counter[int]] = collections.defaultdict(collections.Counter)
+    body = {"kind": "message", "actor_kind": "agent", "actor": "booking", "content": "Held."}
+
+    def ardian_writes(client: Client, x: str) -> None:
+        status, answer = client.call("POST", f"{prefix}{x}/acta/", body)
+        answers["write"][status] += 1
+        assert status in (201, 404), answer
+        if status == 201:
+            told.append((x, answer["id"]))
+
+    def ardian_deletes(client: Client, x: str) -> None:
+        status, answer = client.call("DELETE", f"{prefix}{x}/")
+        answers["delete"][status] += 1
+        assert status in (204, 404), answer
+
+    def rafa_creates(client: Client, x: str) -> None:
+        status, answer = client.call("POST", prefix, {"id": x})
+        answers["create"][status] += 1
+        assert status in (201, 409), answer
+
+    # The delete and rafa's create start up to a few ms after the write, so that they
+    # often meet it between its create and its append.
+    steps = [
+        (ardian_writes, tokens["ardian"], 0.0),
+        (ardian_deletes, tokens["ardian"], 0.008),
+        (rafa_creates, tokens["rafa"], 0.016),
+    ]
+    errors: list[BaseException] = []
+    barriers: list[threading.Barrier] = []
+
+    def racer(group: int, step: Callable[[Client, str], None], token: str, late: float) -> Any:
+        """One of the three clients of a group: its part of each of the group's rounds."""
+        start = barriers[group]
+
+        def rounds() -> None:
+            client, spread = Client(gunicorn, token), random.Random(f"{group}-{late}")
+            try:
+                for n in range(group, ROUNDS, GROUPS):
+                    start.wait(60)
+                    time.sleep(spread.uniform(0, late))
+                    step(client, f"race-{n}")
+            except BaseException as exc:
+                errors.append(exc)
+                start.abort()
+
+        return rounds
+
+    threads = []
+    for group in range(GROUPS):
+        barriers.append(threading.Barrier(len(steps)))
+        threads += [threading.Thread(target=racer(group, *step)) for step in steps]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(600)
+    assert errors == [], errors[:1]
+
+    from chronica import models
+
+    rafas = set(models.Chronicum.objects.filter(owner_id=str(rafa.pk)).values_list("id", flat=True))
+    stray = models.Actum.objects.filter(chronicum__owner_id=str(rafa.pk))
+    assert list(stray.values_list("chronicum_id", "id")[:5]) == []
+    kept = set(models.Actum.objects.values_list("chronicum_id", "id"))
+    for x, actum_id in told:
+        # Told stored: in ardian's X (written after the delete, or no delete came), or
+        # gone with ardian's delete; never in rafa's.
+        assert x not in rafas or (x, actum_id) not in kept
+    # The three requests did race: every outcome of each happened.
+    print(f"{ROUNDS} rounds: {dict(answers)}")
+    for call, outcomes in (("create", (201, 409)), ("delete", (204, 404)), ("write", (201,))):
+        for status in outcomes:
+            assert answers[call][status], answers

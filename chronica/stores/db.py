@@ -240,12 +240,13 @@ _OWNER = " AND owner_id = %s"
 _PG_RECORDS_KEYED = {
     owned: _PG_RECORD_KEYED.format(owner=_OWNER if owned else "") for owned in (False, True)
 }
-_PG_CREATE = (
+
+# -- every database ------------------------------------------------------------
+# PostgreSQL and SQLite (3.24 and later) both have ON CONFLICT.
+_CREATE = (
     f"INSERT INTO {CHRONICA} (id, owner_id, started_at, last_activity_at)"
     " VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
 )
-
-# -- every database ------------------------------------------------------------
 _GET = f"SELECT owner_id, started_at, last_activity_at FROM {CHRONICA} WHERE id = %s"
 _EXISTS = f"SELECT 1 FROM {CHRONICA} WHERE id = %s"
 _EXISTS_OWNED = f"SELECT 1 FROM {CHRONICA} WHERE id = %s AND owner_id = %s"
@@ -716,20 +717,29 @@ class DjangoStore:
 
     def create(self, chronicum: Chronicum) -> None:
         connection = self._connection()
-        if connection.vendor == "postgresql":
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    _PG_CREATE,
-                    [
-                        chronicum.id,
-                        chronicum.owner_id,
-                        chronicum.started_at,
-                        chronicum.last_activity_at,
-                    ],
-                )
-                if cursor.rowcount == 0:
-                    raise ChronicumExists(chronicum.id)
+        if connection.vendor not in ("postgresql", "sqlite"):
+            self._create_other(connection, chronicum)
             return
+        # One statement that creates or finds the ID taken: no IntegrityError, which a
+        # delete of the taking chronicum right after it would leave unexplained.
+        params = [
+            chronicum.id,
+            chronicum.owner_id,
+            self._datetime_param(connection, chronicum.started_at),
+            self._datetime_param(connection, chronicum.last_activity_at),
+        ]
+
+        def insert() -> int:
+            with connection.cursor() as cursor:
+                cursor.execute(_CREATE, params)
+                return int(cursor.rowcount)
+
+        if retry_when_locked(connection, insert) == 0:
+            raise ChronicumExists(chronicum.id)
+
+    @staticmethod
+    def _create_other(connection: BaseDatabaseWrapper, chronicum: Chronicum) -> None:
+        """``create`` on a database with no ``ON CONFLICT``: the ORM's insert."""
 
         def insert() -> None:
             with transaction.atomic(using=connection.alias):
@@ -740,12 +750,19 @@ class DjangoStore:
                     last_activity_at=chronicum.last_activity_at,
                 )
 
-        try:
-            retry_when_locked(connection, insert)
-        except IntegrityError:
-            if models.Chronicum.objects.using(connection.alias).filter(pk=chronicum.id).exists():
-                raise ChronicumExists(chronicum.id) from None
-            raise
+        for _attempt in range(SQLITE_LOCK_ATTEMPTS):
+            try:
+                retry_when_locked(connection, insert)
+                return
+            except IntegrityError:
+                if (
+                    models.Chronicum.objects.using(connection.alias)
+                    .filter(pk=chronicum.id)
+                    .exists()
+                ):
+                    raise ChronicumExists(chronicum.id) from None
+                # The chronicum that took the ID was deleted since: try again.
+        raise ChronicumExists(chronicum.id)
 
     def get(self, chronicum_id: str) -> Chronicum:
         with self._connection().cursor() as cursor:

@@ -1,0 +1,6 @@
+"""example_project's settings, with a store that is slow after each create
+(``tests.stores.SlowCreateStore``): the HTTP race tests serve the example with it."""
+
+from example_project.settings import *  # noqa: F403
+
+CHRONICA = {**CHRONICA, "STORE": "tests.stores.SlowCreateStore"}  # noqa: F405
