@@ -9,13 +9,14 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from .interfaces import Store
+from .validation import DEFAULT_MAX_ACTUM_BYTES
 
 DEFAULTS: dict[str, Any] = {
     "STORE": "chronica.stores.db.DjangoStore",
     "STORE_OPTIONS": {},
     "OWNER_ID": "chronica.api.owner_id_from_user",
     "TOKEN_COUNTER": "chronica.tokens.estimate_tokens",
-    "MAX_ACTUM_BYTES": 4 * 1024 * 1024,
+    "MAX_ACTUM_BYTES": DEFAULT_MAX_ACTUM_BYTES,
     "API_MAX_ACTA": 1000,
     "FOLLOW_POLL_INTERVAL": 1.0,
     "ASYNC_POOL_SIZE": 10,

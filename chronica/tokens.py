@@ -14,9 +14,9 @@ __all__ = ["FRAMING_TOKENS", "content_tokens", "estimate_tokens"]
 FRAMING_TOKENS = 4
 """What a chat model spends on the frame of one item (its role and separators)."""
 
-# Measured against OpenAI's o200k_base and cl100k_base vocabularies on the demo's acta
-# (benchmarks/token_error.py): this text runs about 3.3 bytes a token, JSON tool calls
-# fewer. 4 undercounted by 13% in all; 3.5 is within 3%.
+# The ratio measured against OpenAI's o200k_base and cl100k_base vocabularies on the
+# demo's acta (benchmarks/token_error.py; the figures are in BENCHMARKS.md): 4 bytes a
+# token undercounted, 3.5 is close.
 BYTES_PER_TOKEN_TIMES_2 = 7
 
 

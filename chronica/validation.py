@@ -29,8 +29,9 @@ _E = TypeVar("_E", bound=StrEnum)
 # A lone surrogate (JSON can carry one as "\ud800") is a Python str no database
 # driver can encode: refuse it here instead of half-writing and failing in the driver.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# C0, DEL and C1: never part of an identifier a person could read or type.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""A control character (C0, DEL and C1, tab and newline included): never part of an
+identifier a person could read or type (rule 2). The one pattern every check uses."""
 # Characters that change how the text around them is shown, or show as nothing: bidi
 # controls (an ID could read backwards), zero-width spaces, the byte order mark,
 # soft hyphen; and line and paragraph separators. Joiners stay allowed: emoji
@@ -76,7 +77,7 @@ def check_identifier(name: str, value: object) -> None:
     control character (tab and newline included) and nothing no database can keep."""
     _check_text(name, value)
     assert isinstance(value, str)
-    if found := _CONTROL.search(value):
+    if found := CONTROL.search(value):
         raise InvalidActum(f"{name} contains the control character {found.group()!r}")
 
 

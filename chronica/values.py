@@ -127,7 +127,7 @@ def stored_actum(
 
     A store builds a window dozens of acta at a time, and the frozen dataclass's
     ``__init__`` with ``__post_init__`` costs more than the rest of reading a row:
-    this calls the slot descriptors directly (2.5 -> 0.5 us an actum; BENCHMARKS.md).
+    this calls the slot descriptors directly (BENCHMARKS.md has the figures).
     """
     actum = _new(Actum)
     _set_chronicum_id(actum, chronicum_id)

@@ -15,6 +15,7 @@ from rest_framework.settings import api_settings
 
 from .. import services
 from ..conf import chronica_settings
+from ..validation import CONTROL
 from ..values import Actum
 from .errors import BadRequest, LengthRequired
 
@@ -42,7 +43,6 @@ _REQUIRED_FIELDS = ("kind", "actor_kind", "actor")
 DEFAULT_LIST_LIMIT = 100
 _INTEGER = re.compile(r"[+-]?[0-9]{1,19}")
 _INT64 = range(-(2**63), 2**63)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def owner_id(request: Request) -> str:
@@ -128,7 +128,7 @@ def idempotency_key(request: Request) -> str | None:
         return None
     if not key.isascii():
         raise BadRequest(f"{IDEMPOTENCY_KEY} must be ASCII: a key is printable ASCII characters")
-    if _CONTROL.search(key):
+    if CONTROL.search(key):
         raise BadRequest(
             f"{IDEMPOTENCY_KEY} must not contain control characters (CR, LF, tab, NUL...)"
         )

@@ -50,14 +50,14 @@ from .parsers import StrictJSONParser
 from .serializers import ActumSerializer, ChronicumSerializer
 from .stream import ActaStreamMixin
 
-__all__ = ["ChronicaViewSet", "ChronicumViewSet"]
+__all__ = ["BaseViewSet", "ChronicumViewSet"]
 
 REPLAYED = "Idempotent-Replayed"
 
 
-class ChronicaViewSet(ViewSet):
-    """JSON in; the project's authentication; signed in, at least; no query
-    parameter the action does not take.
+class BaseViewSet(ViewSet):
+    """What every chronica viewset is: JSON in; the project's authentication; signed
+    in, at least; no query parameter the action does not take.
 
     The project's ``REST_FRAMEWORK`` authentication and permission classes are
     read on each request (not once, when DRF was imported), so that changing
@@ -102,7 +102,7 @@ class ChronicaViewSet(ViewSet):
         return [IsAuthenticated(), *(p() for p in policy if p is not AllowAny)]
 
 
-class ChronicumViewSet(ActaStreamMixin, ChronicaViewSet):
+class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
     """The caller's chronica, and the acta of each."""
 
     lookup_field = "chronicum_id"

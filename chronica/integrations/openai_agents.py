@@ -56,6 +56,7 @@ from agents.tracing import AgentSpanData, get_current_span
 
 from .. import services
 from ..errors import ChronicumNotFound, InvalidActum
+from ..validation import CONTROL
 from ..values import ActorKind, Actum, ActumKind
 
 __all__ = ["CONTENT_LIMIT", "ChronicaSession", "actum_from_item", "item_from_actum"]
@@ -110,9 +111,8 @@ _NO_CALL_ID = frozenset({ActumKind.MESSAGE, ActumKind.THOUGHT})
 # Fields of an item that say nothing to a reader of its projection.
 _PLUMBING = frozenset({"type", "id", "status", "call_id", "caller"})
 # A NUL or a lone surrogate is text no database keeps; an actor or a call ID must
-# also be free of control characters.
+# also be free of control characters (validation.CONTROL, the rules' range).
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-_CONTROL = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 _ID_LIMIT = 255
 
 
@@ -301,7 +301,8 @@ def _call_id(item_type: str, item: Mapping[str, Any]) -> str:
     if (
         not isinstance(call_id, str)
         or len(call_id) > _ID_LIMIT
-        or _CONTROL.search(call_id) is not None
+        or CONTROL.search(call_id) is not None
+        or _UNSTORABLE.search(call_id) is not None
     ):
         return ""
     return call_id
@@ -310,7 +311,7 @@ def _call_id(item_type: str, item: Mapping[str, Any]) -> str:
 def _actor(name: object, fallback: str) -> str:
     if not isinstance(name, str):
         return fallback
-    return _CONTROL.sub("", name)[:_ID_LIMIT] or fallback
+    return _UNSTORABLE.sub("", CONTROL.sub("", name))[:_ID_LIMIT] or fallback
 
 
 def _clean(text: str) -> str:

@@ -185,8 +185,10 @@ async def test_a_long_output_is_cut_in_content_and_whole_in_data():
     assert actum.data == output
 
 
-async def test_a_call_id_no_store_can_index_links_nothing_but_stays_in_the_item():
-    call = {"type": "function_call", "call_id": "call\nsearch", "name": "search", "arguments": ""}
+# A newline (C0) and NEL (C1): both control characters, which rule 2 refuses in a call ID.
+@pytest.mark.parametrize("call_id", ["call\nsearch", "call\x85search"])
+async def test_a_call_id_no_store_can_index_links_nothing_but_stays_in_the_item(call_id):
+    call = {"type": "function_call", "call_id": call_id, "name": "search", "arguments": ""}
     await session().add_items([call])
     (actum,) = await services.aget_acta("ardian", CHRONICUM)
     assert actum.call_id == ""
