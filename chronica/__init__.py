@@ -15,16 +15,27 @@ from .errors import (
     StoreUnsupported,
 )
 from .interfaces import IdempotentStore, Store
-from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, Recorded
+from .values import (
+    ActaPage,
+    ActaQuery,
+    ActorKind,
+    Actum,
+    ActumKind,
+    ChronicaPage,
+    Chronicum,
+    Recorded,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ActaPage",
     "ActaQuery",
     "ActorKind",
     "Actum",
     "ActumKind",
     "ChronicaError",
+    "ChronicaPage",
     "Chronicum",
     "ChronicumExists",
     "ChronicumNotFound",

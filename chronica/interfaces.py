@@ -23,6 +23,7 @@ __all__ = [
     "ListingStore",
     "NotifyingStore",
     "OwnerScopedStore",
+    "PagingStore",
     "PoppingStore",
     "Store",
     "Subscription",
@@ -42,9 +43,9 @@ class Store(Protocol):
       writes, bumps the chronicum's ``last_activity_at`` to that same moment and
       returns the full stored actum. A missing chronicum raises ``ChronicumNotFound``.
     * ``acta`` returns the acta in the order ``record`` was called (never by ``at``),
-      filtered by ``query.kinds`` and ``query.actor_kinds`` first, then cut to the last
-      ``query.last_n`` (``<= 0`` = all). A missing chronicum raises
-      ``ChronicumNotFound``, never an empty list.
+      filtered by every filter of ``query`` first (``chronica.windows.passes`` says
+      which pass), then cut to the last ``query.last_n`` (``<= 0`` = all). A missing
+      chronicum raises ``ChronicumNotFound``, never an empty list.
     * ``get`` returns the chronicum or raises ``ChronicumNotFound``.
     * Concurrent ``record`` calls all land, none twice.
     * One ``create`` wins an ID, and nothing a plain store does changes a chronicum's
@@ -171,6 +172,25 @@ class OwnerScopedStore(Protocol):
     def acta_if_owner(
         self, owner_id: str, chronicum_id: str, query: ActaQuery
     ) -> list[Actum] | None: ...
+
+
+@runtime_checkable
+class PagingStore(Protocol):
+    """A window and, from the same read, whether an older page exists.
+
+    ``acta_page_if_owner`` answers exactly as ``OwnerScopedStore.acta_if_owner``
+    (``None`` for a missing chronicum or another owner's), and with the window
+    whether an actum recorded before the window's oldest passes the query's filters
+    (``False`` for an empty window). Both come from one consistent read
+    (``DjangoStore``: one statement; ``InMemoryStore``: under the chronicum's lock),
+    so that a write, a pop or a delete between two reads can never make a page
+    point at an actum that is gone. Without this capability Chronicarius reads
+    twice, and answers the page of the first read where the second finds it gone.
+    """
+
+    def acta_page_if_owner(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery
+    ) -> tuple[list[Actum], bool] | None: ...
 
 
 @runtime_checkable

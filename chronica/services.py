@@ -9,14 +9,13 @@ settings; ``Chronicarius`` itself works in any Python process.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as dt
 import functools
 import logging
 import secrets
 import threading
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterable, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
@@ -39,6 +38,7 @@ from .interfaces import (
     ListingStore,
     NotifyingStore,
     OwnerScopedStore,
+    PagingStore,
     PoppingStore,
     Store,
     TransactionalStore,
@@ -49,26 +49,41 @@ from .tokens import estimate_tokens
 from .validation import (
     DEFAULT_MAX_ACTUM_BYTES,
     build_query,
+    check_after,
     check_batch,
     check_chronicum_id,
     check_identifier,
     check_listing,
     check_owner,
     check_token_count,
+    check_whole_tool_calls,
     normalize_key,
     storable,
 )
-from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, Recorded, restamped
+from .values import (
+    ActaPage,
+    ActaQuery,
+    ActorKind,
+    Actum,
+    ActumKind,
+    ChronicaPage,
+    Chronicum,
+    Recorded,
+    restamped,
+)
 from .windows import cut_window, keep_whole_tool_calls
 
 __all__ = [
     "Chronicarius",
+    "Follower",
     "acreate_chronicum",
     "adelete_chronicum",
     "afollow",
     "aget_acta",
+    "aget_acta_page",
     "aget_chronicum",
     "alist_chronica",
+    "alist_chronica_page",
     "apop_actum",
     "arecord",
     "arecord_acta",
@@ -76,9 +91,11 @@ __all__ = [
     "create_chronicum",
     "delete_chronicum",
     "get_acta",
+    "get_acta_page",
     "get_chronicarius",
     "get_chronicum",
     "list_chronica",
+    "list_chronica_page",
     "owner_id_for",
     "pop_actum",
     "record",
@@ -158,6 +175,11 @@ class Chronicarius:
             store if isinstance(store, DeletingStore) and self._scoped is not None else None
         )
         self._popping = store if isinstance(store, PoppingStore) else None
+        self._paging = (
+            store
+            if isinstance(store, PagingStore) and self._scoped is not None and self._windows
+            else None
+        )
         self._transactional = store if isinstance(store, TransactionalStore) else None
         self._following = store if isinstance(store, FollowingStore) else None
         self._notifying = store if isinstance(store, NotifyingStore) else None
@@ -300,10 +322,76 @@ class Chronicarius:
         tool response whose tool request (same ``call_id``) is not in the window.
         A bad argument raises ``InvalidQuery``.
         """
-        query = _window_query(owner_id, kinds, actor_kinds, last_n, max_tokens, before)
-        _check_whole_tool_calls(whole_tool_calls)
+        check_owner(owner_id)
+        query = build_query(
+            kinds=kinds,
+            actor_kinds=actor_kinds,
+            last_n=last_n,
+            max_tokens=max_tokens,
+            before=before,
+        )
+        whole = check_whole_tool_calls(whole_tool_calls)
         acta = self._window(owner_id, chronicum_id, query)
-        return keep_whole_tool_calls(acta) if whole_tool_calls else acta
+        return keep_whole_tool_calls(acta) if whole else acta
+
+    def get_acta_page(
+        self,
+        owner_id: str,
+        chronicum_id: str,
+        *,
+        kinds: Kinds = None,
+        actor_kinds: ActorKinds = None,
+        last_n: int = 0,
+        max_tokens: int | None = None,
+        whole_tool_calls: bool = False,
+        before: str | None = None,
+    ) -> ActaPage:
+        """The window :meth:`get_acta` answers for the same arguments, and where the
+        next, older page starts: ``ActaPage(acta, next_before)``.
+
+        ``next_before`` is the oldest actum the limits kept (``whole_tool_calls``
+        may leave it out of ``acta``), when an older actum passes the filters, else
+        ``None``: ``get_acta_page(..., before=page.next_before)`` with the same
+        arguments is the next page, and following them reads the session backwards,
+        every actum once. An empty page has none (a budget that the newest actum
+        alone is over ends the walk). Both come from one consistent read (where the
+        store is a ``PagingStore``; every store of chronica is).
+        """
+        check_owner(owner_id)
+        query = build_query(
+            kinds=kinds,
+            actor_kinds=actor_kinds,
+            last_n=last_n,
+            max_tokens=max_tokens,
+            before=before,
+        )
+        whole = check_whole_tool_calls(whole_tool_calls)
+        cut, more = self._page(owner_id, chronicum_id, query)
+        page = keep_whole_tool_calls(cut) if whole else cut
+        return ActaPage(page, cut[0].id if more else None)
+
+    def _page(self, owner_id: str, chronicum_id: str, query: ActaQuery) -> tuple[list[Actum], bool]:
+        if self._paging is not None:
+            self._check_ids(owner_id, chronicum_id)
+            found = self._paging.acta_page_if_owner(owner_id, chronicum_id, query)
+            if found is None:
+                raise ChronicumNotFound(chronicum_id)
+            return found
+        # Two reads: the window one actum longer (if that one comes, an older actum
+        # passes), and where a budget may have cut it short, the actum before it.
+        limit = query.last_n
+        longer = dataclasses.replace(query, last_n=limit + 1) if limit else query
+        cut = self._window(owner_id, chronicum_id, longer)
+        if limit and len(cut) > limit:
+            return cut[1:], True
+        if not cut or query.max_tokens is None:
+            return cut, False
+        older = dataclasses.replace(query, last_n=1, max_tokens=None, before=cut[0].id)
+        try:
+            return cut, bool(self._window(owner_id, chronicum_id, older))
+        except (ChronicumNotFound, InvalidQuery):
+            # Deleted, or that actum popped, since the first read: the page as it was.
+            return cut, False
 
     def _window(self, owner_id: str, chronicum_id: str, query: ActaQuery) -> list[Actum]:
         in_store = self._windows or (query.max_tokens is None and query.before is None)
@@ -345,6 +433,23 @@ class Chronicarius:
         """The owner's chronica, latest ``last_activity_at`` first (ties by ID), at most
         ``limit`` (1 to 1000). ``before`` is the last chronicum of the previous page
         (or its ID), and the page starts after it."""
+        return self._list(owner_id, limit, before, 0)
+
+    def list_chronica_page(
+        self, owner_id: str, *, limit: int = 100, before: Chronicum | str | None = None
+    ) -> ChronicaPage:
+        """The page :meth:`list_chronica` answers for the same arguments, and whether
+        more follow it, from the same read: ``ChronicaPage(chronica, next_before)``,
+        ``next_before`` the page's last chronicum when more follow, else ``None``."""
+        found = self._list(owner_id, limit, before, 1)
+        if len(found) > limit:
+            return ChronicaPage(found[:limit], found[limit - 1])
+        return ChronicaPage(found)
+
+    def _list(
+        self, owner_id: str, limit: int, before: Chronicum | str | None, more: int
+    ) -> list[Chronicum]:
+        """The page of ``list_chronica``, and ``more`` chronica after it."""
         check_owner(owner_id)
         limit, position = check_listing(limit, before)
         store = self._require(self._listing, "list chronica (it is not a ListingStore)")
@@ -357,7 +462,7 @@ class Chronicarius:
                 raise InvalidQuery(
                     f"before={position!r} is not a chronicum of this owner"
                 ) from None
-        return store.list_chronica(owner_id, limit, position)
+        return store.list_chronica(owner_id, limit + more, position)
 
     def delete_chronicum(self, owner_id: str, chronicum_id: str) -> None:
         """Delete the chronicum and all its acta. Someone else's, or a missing one,
@@ -383,7 +488,7 @@ class Chronicarius:
         self._check_ids(owner_id, chronicum_id)
         return store.pop(chronicum_id, owner_id)
 
-    async def afollow(
+    def afollow(
         self,
         owner_id: str,
         chronicum_id: str,
@@ -391,55 +496,74 @@ class Chronicarius:
         after: str | None = None,
         kinds: Kinds = None,
         actor_kinds: ActorKinds = None,
-    ) -> AsyncGenerator[Actum, None]:
-        """Every actum recorded after the actum ``after`` (``None``: from the moment of
-        the call), each once, in write order, filtered like :meth:`get_acta`, until the
-        caller stops (``break``, or ``aclose()``).
+    ) -> Follower:
+        """Every actum recorded after the actum ``after`` (``None``: from the moment the
+        follow starts), each once, in write order, filtered like :meth:`get_acta`,
+        until the caller stops (``break``, or ``aclose()``): an async iterator.
 
-        Before the first actum: ``ChronicumNotFound`` as for every call, then
+        It starts at its first ``anext()``, or earlier, where the caller needs every
+        check answered before it goes on (an HTTP stream before its first byte):
+        ``await`` it, or call its ``start()`` from sync code, and it is returned
+        started. Starting raises ``ChronicumNotFound`` as every call does, and
         ``InvalidQuery`` for a bad filter or an ``after`` that is not an actum of the
-        chronicum. ``ChronicumNotFound`` again if the chronicum is deleted while
-        followed. On PostgreSQL a NOTIFY sent by each committing write wakes the
-        follower; elsewhere it reads again every ``CHRONICA["FOLLOW_POLL_INTERVAL"]``
-        seconds (``poll_interval``).
+        chronicum; once started, only ``ChronicumNotFound`` comes, if the chronicum is
+        deleted while followed. On PostgreSQL a NOTIFY sent by each committing write
+        wakes the follower; elsewhere it reads again every
+        ``CHRONICA["FOLLOW_POLL_INTERVAL"]`` seconds (``poll_interval``).
         """
-        check_owner(owner_id)
-        query = build_query(kinds, actor_kinds, 0)
-        if after is not None and not isinstance(after, str):
-            raise InvalidQuery(f"after must be an actum ID (a string), not {type(after).__name__}")
-        store = self._require(self._following, "follow a chronicum (it is not a FollowingStore)")
-        self._check_ids(owner_id, chronicum_id)
-        native = self._async_store()
-        if native is not None:
-            position_of, read = native.afollow_position, native.aacta_after
-        else:
-            position_of = sync_to_async(store.follow_position)
-            read = sync_to_async(store.acta_after)
-        # Subscribed before the position is taken: a write that commits in between
-        # wakes this follower, which then reads it.
-        news = self._notifying.subscribe(chronicum_id) if self._notifying else None
-        news = news or Polling()
-        try:
-            # An ID no store can hold is no actum of this chronicum, once the owner is checked.
-            valid = after is None or storable(after)
-            position = await position_of(owner_id, chronicum_id, after if valid else None)
-            if position is None:
+
+        def checked() -> tuple[FollowingStore, ActaQuery, str | None]:
+            check_owner(owner_id)
+            query = build_query(kinds=kinds, actor_kinds=actor_kinds)
+            resume = check_after(after)
+            store = self._require(
+                self._following, "follow a chronicum (it is not a FollowingStore)"
+            )
+            self._check_ids(owner_id, chronicum_id)
+            return store, query, resume
+
+        def position(found: int | None, resume: str | None) -> int:
+            if found is None:
                 raise ChronicumNotFound(chronicum_id)
-            if not valid:
-                raise InvalidQuery(f"after={after!r} is not an actum of this chronicum")
-        except BaseException:
-            news.close()
-            raise
-        acta = follow(
-            chronicum_id,
-            lambda position, limit: read(owner_id, chronicum_id, query, position, limit),
-            position,
-            news,
-            self.poll_interval,
-        )
-        async with contextlib.aclosing(acta):
-            async for actum in acta:
-                yield actum
+            if resume is not None and not storable(resume):
+                raise InvalidQuery(f"after={resume!r} is not an actum of this chronicum")
+            return found
+
+        def start() -> tuple[ActaQuery, int]:
+            store, query, resume = checked()
+            # An ID no store can hold is no actum of this chronicum, once the owner is
+            # checked.
+            asked = resume if resume is None or storable(resume) else None
+            return query, position(store.follow_position(owner_id, chronicum_id, asked), resume)
+
+        async def astart() -> tuple[ActaQuery, int]:
+            store, query, resume = checked()
+            native = self._async_store()
+            position_of = (
+                native.afollow_position
+                if native is not None
+                else sync_to_async(store.follow_position)
+            )
+            asked = resume if resume is None or storable(resume) else None
+            return query, position(await position_of(owner_id, chronicum_id, asked), resume)
+
+        def read_from(query: ActaQuery, position: int) -> AsyncGenerator[Actum, None]:
+            # Subscribed before the first read: a write that commits after that read
+            # wakes this follower; one before it is in it.
+            news = self._notifying.subscribe(chronicum_id) if self._notifying else None
+            native = self._async_store()
+            store = self._following
+            assert store is not None
+            read = native.aacta_after if native is not None else sync_to_async(store.acta_after)
+            return follow(
+                chronicum_id,
+                lambda position, limit: read(owner_id, chronicum_id, query, position, limit),
+                position,
+                news or Polling(),
+                self.poll_interval,
+            )
+
+        return Follower(start, astart, read_from)
 
     def _require(self, capability: _R | None, what: str) -> _R:
         if capability is None:
@@ -506,25 +630,25 @@ class Chronicarius:
         before: str | None = None,
     ) -> list[Actum]:
         """Async twin of :meth:`get_acta`."""
+        check_owner(owner_id)
+        query = build_query(
+            kinds=kinds,
+            actor_kinds=actor_kinds,
+            last_n=last_n,
+            max_tokens=max_tokens,
+            before=before,
+        )
+        whole = check_whole_tool_calls(whole_tool_calls)
         native = self._async_store()
         if native is None or self._scoped is None or not self._windows:
-            return await sync_to_async(self.get_acta)(
-                owner_id,
-                chronicum_id,
-                kinds=kinds,
-                actor_kinds=actor_kinds,
-                last_n=last_n,
-                max_tokens=max_tokens,
-                whole_tool_calls=whole_tool_calls,
-                before=before,
-            )
-        query = _window_query(owner_id, kinds, actor_kinds, last_n, max_tokens, before)
-        _check_whole_tool_calls(whole_tool_calls)
-        self._check_ids(owner_id, chronicum_id)
-        acta = await native.aacta_if_owner(owner_id, chronicum_id, query)
-        if acta is None:
-            raise ChronicumNotFound(chronicum_id)
-        return keep_whole_tool_calls(acta) if whole_tool_calls else acta
+            acta = await sync_to_async(self._window)(owner_id, chronicum_id, query)
+        else:
+            self._check_ids(owner_id, chronicum_id)
+            found = await native.aacta_if_owner(owner_id, chronicum_id, query)
+            if found is None:
+                raise ChronicumNotFound(chronicum_id)
+            acta = found
+        return keep_whole_tool_calls(acta) if whole else acta
 
     async def aget_chronicum(self, owner_id: str, chronicum_id: str) -> Chronicum:
         """Async twin of :meth:`get_chronicum`."""
@@ -538,8 +662,10 @@ class Chronicarius:
             raise ChronicumNotFound(chronicum_id)
         return chronicum
 
+    aget_acta_page = _async_twin(get_acta_page)
     acreate_chronicum = _async_twin(create_chronicum)
     alist_chronica = _async_twin(list_chronica)
+    alist_chronica_page = _async_twin(list_chronica_page)
     adelete_chronicum = _async_twin(delete_chronicum)
     apop_actum = _async_twin(pop_actum)
 
@@ -576,6 +702,73 @@ class Chronicarius:
         return chronicum
 
 
+class Follower(AsyncGenerator[Actum, None]):
+    """What :meth:`Chronicarius.afollow` returns: the acta recorded after its start,
+    as an async iterator, started by its first ``anext()``, by ``await``, or by
+    ``start()``. Close it (``aclose()``, ``break`` out of ``async for``, or
+    ``contextlib.aclosing``)."""
+
+    def __init__(
+        self,
+        start: Callable[[], tuple[ActaQuery, int]],
+        astart: Callable[[], Awaitable[tuple[ActaQuery, int]]],
+        read_from: Callable[[ActaQuery, int], AsyncGenerator[Actum, None]],
+    ) -> None:
+        self._start, self._astart, self._read_from = start, astart, read_from
+        self._from: tuple[ActaQuery, int] | None = None
+        self._acta: AsyncGenerator[Actum, None] | None = None
+        self._done = False
+
+    def start(self) -> Follower:
+        """Run every check and take the position to follow from now, in sync code;
+        the follower is then read in any event loop."""
+        if self._from is None and not self._done:
+            self._from = self._started(self._start)
+        return self
+
+    def __await__(self) -> Generator[Any, None, Follower]:
+        return self._astarted().__await__()
+
+    async def _astarted(self) -> Follower:
+        if self._from is None and not self._done:
+            try:
+                self._from = await self._astart()
+            except BaseException:
+                self._done = True
+                raise
+        return self
+
+    def _started(self, start: Callable[[], tuple[ActaQuery, int]]) -> tuple[ActaQuery, int]:
+        try:
+            return start()
+        except BaseException:
+            self._done = True
+            raise
+
+    async def __anext__(self) -> Actum:
+        if self._acta is None:
+            await self._astarted()
+            if self._done or self._from is None:
+                raise StopAsyncIteration
+            self._acta = self._read_from(*self._from)
+        return await self._acta.__anext__()
+
+    async def asend(self, value: None) -> Actum:
+        return await self.__anext__()
+
+    async def athrow(self, *args: Any) -> Actum:
+        if self._acta is None:
+            self._done = True
+            raise args[1] if len(args) > 1 and args[1] is not None else args[0]
+        return await self._acta.athrow(*args)
+
+    async def aclose(self) -> None:
+        self._done = True
+        acta, self._acta = self._acta, None
+        if acta is not None:
+            await acta.aclose()
+
+
 @dataclasses.dataclass(frozen=True)
 class _Write:
     """A write checked and ready for the store: new IDs, the key, token counts."""
@@ -583,25 +776,6 @@ class _Write:
     acta: list[Actum]
     key: str | None
     tokens: list[int]
-
-
-def _window_query(
-    owner_id: str,
-    kinds: Kinds,
-    actor_kinds: ActorKinds,
-    last_n: int,
-    max_tokens: int | None,
-    before: str | None,
-) -> ActaQuery:
-    check_owner(owner_id)
-    return build_query(kinds, actor_kinds, last_n, max_tokens, before)
-
-
-def _check_whole_tool_calls(whole_tool_calls: object) -> None:
-    if not isinstance(whole_tool_calls, bool):
-        raise InvalidQuery(
-            f"whole_tool_calls must be True or False, not {type(whole_tool_calls).__name__}"
-        )
 
 
 async def _asend(signal: Any, **kwargs: Any) -> None:
@@ -708,31 +882,22 @@ record = _on_configured(Chronicarius.record)
 record_actum = _on_configured(Chronicarius.record_actum)
 record_acta = _on_configured(Chronicarius.record_acta)
 get_acta = _on_configured(Chronicarius.get_acta)
+get_acta_page = _on_configured(Chronicarius.get_acta_page)
 get_chronicum = _on_configured(Chronicarius.get_chronicum)
 create_chronicum = _on_configured(Chronicarius.create_chronicum)
 list_chronica = _on_configured(Chronicarius.list_chronica)
+list_chronica_page = _on_configured(Chronicarius.list_chronica_page)
 delete_chronicum = _on_configured(Chronicarius.delete_chronicum)
 pop_actum = _on_configured(Chronicarius.pop_actum)
 arecord = _on_configured_async(Chronicarius.arecord)
 arecord_actum = _on_configured_async(Chronicarius.arecord_actum)
 arecord_acta = _on_configured_async(Chronicarius.arecord_acta)
 aget_acta = _on_configured_async(Chronicarius.aget_acta)
+aget_acta_page = _on_configured_async(Chronicarius.aget_acta_page)
 aget_chronicum = _on_configured_async(Chronicarius.aget_chronicum)
 acreate_chronicum = _on_configured_async(Chronicarius.acreate_chronicum)
 alist_chronica = _on_configured_async(Chronicarius.alist_chronica)
+alist_chronica_page = _on_configured_async(Chronicarius.alist_chronica_page)
 adelete_chronicum = _on_configured_async(Chronicarius.adelete_chronicum)
 apop_actum = _on_configured_async(Chronicarius.apop_actum)
-
-
-def afollow(
-    owner_id: str,
-    chronicum_id: str,
-    *,
-    after: str | None = None,
-    kinds: Kinds = None,
-    actor_kinds: ActorKinds = None,
-) -> AsyncGenerator[Actum, None]:
-    """:meth:`Chronicarius.afollow` on the configured store."""
-    return get_chronicarius().afollow(
-        owner_id, chronicum_id, after=after, kinds=kinds, actor_kinds=actor_kinds
-    )
+afollow = _on_configured(Chronicarius.afollow)

@@ -14,8 +14,9 @@ The suite is the specification of a store. Use it in a few lines::
 
 Each optional capability of ``chronica.interfaces`` has its suite too:
 ``BatchStoreConformance``, ``WindowStoreConformance``, ``ListingStoreConformance``,
-``DeletingStoreConformance``, ``PoppingStoreConformance`` and
-``OwnerScopedStoreConformance``; ``ALL_SUITES`` lists every suite by capability.
+``DeletingStoreConformance``, ``PoppingStoreConformance``,
+``OwnerScopedStoreConformance`` and ``PagingStoreConformance``; ``ALL_SUITES`` lists
+every suite by capability.
 
 The classes work under pytest as they are and as mixins of ``unittest.TestCase``
 (for a Django database, ``TransactionTestCase`` or pytest-django's
@@ -46,6 +47,7 @@ __all__ = [
     "IdempotentStoreConformance",
     "ListingStoreConformance",
     "OwnerScopedStoreConformance",
+    "PagingStoreConformance",
     "PoppingStoreConformance",
     "StoreConformance",
     "WindowStoreConformance",
@@ -105,6 +107,13 @@ class _Base:
         chronicum = Chronicum(self.new_id(), owner_id, now, now)
         store.create(chronicum)
         return chronicum
+
+    def dinner(self, store: Any) -> tuple[str, list[Actum]]:
+        """Six acta with token counts 10, 20, 30, 40, 50, 60; kinds M, T, M, T, M, T."""
+        cid = self.new_chronicum(store).id
+        acta = [self.actum(cid, f"a{i}", kind=(M, T)[i % 2]) for i in range(6)]
+        stored = store.record_batch(acta, None, [10, 20, 30, 40, 50, 60]).acta
+        return cid, stored
 
     @staticmethod
     def actum(
@@ -486,13 +495,6 @@ class BatchStoreConformance(_Base):
 class WindowStoreConformance(_Base):
     """The cases every ``WindowStore`` must pass: ``before`` and ``max_tokens``."""
 
-    def dinner(self, store: Any) -> tuple[str, list[Actum]]:
-        """Six acta with token counts 10, 20, 30, 40, 50, 60; kinds M, T, M, T, M, T."""
-        cid = self.new_chronicum(store).id
-        acta = [self.actum(cid, f"a{i}", kind=(M, T)[i % 2]) for i in range(6)]
-        stored = store.record_batch(acta, None, [10, 20, 30, 40, 50, 60]).acta
-        return cid, stored
-
     def contents(self, store: Any, cid: str, **query: Any) -> list[str]:
         return [a.content for a in store.acta(cid, ActaQuery(**query))]
 
@@ -559,6 +561,66 @@ class WindowStoreConformance(_Base):
         _expect(got == ["🍽"], f"within 13 tokens: {got}")
         got = self.contents(store, cid, max_tokens=14)
         _expect(got == ["Rumah Teduh", "🍽"], f"within 14 tokens: {got}")
+
+
+class PagingStoreConformance(_Base):
+    """The cases every ``PagingStore`` must pass: the window of ``acta_if_owner`` and
+    whether an older actum passes the filters, from one read."""
+
+    def page(self, store: Any, cid: str, **query: Any) -> tuple[list[str], bool]:
+        found = store.acta_page_if_owner("ardian", cid, ActaQuery(**query))
+        _expect(found is not None, f"acta_page_if_owner of ardian's chronicum: {found!r}")
+        acta, more = found
+        _expect(acta == store.acta(cid, ActaQuery(**query)), f"the window of {query}")
+        return [a.content for a in acta], more
+
+    def test_more_when_an_older_actum_passes_the_filters(self) -> None:
+        store = self.make_store()
+        cid, acta = self.dinner(store)
+        cases: list[tuple[dict[str, Any], tuple[list[str], bool]]] = [
+            ({}, (["a0", "a1", "a2", "a3", "a4", "a5"], False)),
+            ({"last_n": 2}, (["a4", "a5"], True)),
+            ({"last_n": 6}, (["a0", "a1", "a2", "a3", "a4", "a5"], False)),
+            ({"last_n": 2, "kinds": frozenset({M})}, (["a2", "a4"], True)),
+            ({"last_n": 3, "kinds": frozenset({M})}, (["a0", "a2", "a4"], False)),
+            # a0 is older than the window, and a message: it does not pass.
+            ({"last_n": 3, "kinds": frozenset({T})}, (["a1", "a3", "a5"], False)),
+            # a1 is older than the window and a thought: it does not pass.
+            ({"last_n": 1, "kinds": frozenset({M}), "before": acta[2].id}, (["a0"], False)),
+            ({"last_n": 1, "before": acta[2].id}, (["a1"], True)),
+            ({"before": acta[0].id}, ([], False)),
+        ]
+        for query, want in cases:
+            got = self.page(store, cid, **query)
+            _expect(got == want, f"{query}: {got}, want {want}")
+
+    def test_more_when_the_budget_cut_the_window_short(self) -> None:
+        store = self.make_store()
+        cid, acta = self.dinner(store)
+        cases: list[tuple[dict[str, Any], tuple[list[str], bool]]] = [
+            ({"max_tokens": 110}, (["a4", "a5"], True)),
+            ({"max_tokens": 210}, (["a0", "a1", "a2", "a3", "a4", "a5"], False)),
+            # The newest alone does not fit: an empty window has no older page.
+            ({"max_tokens": 59}, ([], False)),
+            ({"max_tokens": 80, "kinds": frozenset({M})}, (["a2", "a4"], True)),
+            ({"max_tokens": 90, "before": acta[5].id}, (["a3", "a4"], True)),
+            ({"max_tokens": 1000, "last_n": 1, "before": acta[1].id}, (["a0"], False)),
+        ]
+        for query, want in cases:
+            got = self.page(store, cid, **query)
+            _expect(got == want, f"{query}: {got}, want {want}")
+
+    def test_a_page_of_someone_else_or_a_missing_chronicum_is_none(self) -> None:
+        store = self.make_store()
+        cid, _ = self.dinner(store)
+        for owner, chronicum_id in (("rafa", cid), ("ardian", self.new_id("missing"))):
+            got = store.acta_page_if_owner(owner, chronicum_id, ActaQuery(last_n=1))
+            _expect(got is None, f"acta_page_if_owner({owner!r}, {chronicum_id!r}): {got!r}")
+        _expect_raises(
+            InvalidQuery,
+            lambda: store.acta_page_if_owner("ardian", cid, ActaQuery(before="no-such-actum")),
+            "before an actum that is not there",
+        )
 
 
 class ListingStoreConformance(_Base):

@@ -7,6 +7,7 @@ every store behaves alike.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -281,13 +282,15 @@ def _integer(name: str, value: object) -> int:
 
 
 def build_query(
-    kinds: Iterable[ActumKind | str] | ActumKind | str | None,
-    actor_kinds: Iterable[ActorKind | str] | ActorKind | str | None,
-    last_n: int,
+    *,
+    kinds: Iterable[ActumKind | str] | ActumKind | str | None = None,
+    actor_kinds: Iterable[ActorKind | str] | ActorKind | str | None = None,
+    last_n: int = 0,
     max_tokens: int | None = None,
     before: str | None = None,
 ) -> ActaQuery:
-    """The store's query from a window's arguments; ``InvalidQuery`` for what cannot be.
+    """The store's query from a window's (or a follow's) keyword arguments, as
+    ``services.get_acta`` takes them; ``InvalidQuery`` for what cannot be.
 
     Unknown kinds are refused; ``last_n <= 0`` means no limit; ``max_tokens`` is
     ``None`` (no budget) or at least 0; ``before`` is ``None`` or an actum ID.
@@ -309,6 +312,116 @@ def build_query(
         max_tokens=max_tokens,
         before=before,
     )
+
+
+def check_whole_tool_calls(whole_tool_calls: object) -> bool:
+    """``get_acta``'s ``whole_tool_calls``: ``True`` or ``False``."""
+    if not isinstance(whole_tool_calls, bool):
+        raise InvalidQuery(
+            f"whole_tool_calls must be True or False, not {type(whole_tool_calls).__name__}"
+        )
+    return whole_tool_calls
+
+
+def check_after(after: object) -> str | None:
+    """``afollow``'s ``after``: ``None`` or an actum ID (a string)."""
+    if after is not None and not isinstance(after, str):
+        raise InvalidQuery(f"after must be an actum ID (a string), not {type(after).__name__}")
+    return after
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Parameter:
+    """One argument of a context window or of a follow, as the edges spell it.
+
+    The API's query parameters, their OpenAPI description and the commands' flags
+    are all made from :data:`PARAMETERS`; what a value may be is judged once, by
+    :func:`build_query` (and ``check_whole_tool_calls``, ``check_after``), with the
+    keyword arguments the edges read.
+    """
+
+    name: str
+    """``?name=`` in the API, ``--name`` (``_`` as ``-``) on the command line."""
+    argument: str
+    """The keyword argument of ``services.get_acta`` (and ``afollow``) it gives."""
+    type: type[str] | type[int] | type[bool]
+    help: str
+    """What it does, in a few lowercase words (the commands show it as it is)."""
+    repeatable: bool = False
+    """Given several times, a list (and in the API, comma-separated values too)."""
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    window: bool = True
+    """Whether ``get_acta`` (and the window's API call and ``chronica_show``) take it."""
+    follow: bool = False
+    """Whether ``afollow`` (and the stream and ``chronica_follow``) take it."""
+    command: bool = True
+    """Whether the management commands offer it."""
+
+
+PARAMETERS: tuple[Parameter, ...] = (
+    Parameter(
+        "kind",
+        "kinds",
+        str,
+        "only acta of these kinds",
+        repeatable=True,
+        choices=tuple(k.value for k in ActumKind),
+        follow=True,
+    ),
+    Parameter(
+        "actor_kind",
+        "actor_kinds",
+        str,
+        "only acta by actors of these kinds",
+        repeatable=True,
+        choices=tuple(k.value for k in ActorKind),
+        follow=True,
+    ),
+    Parameter(
+        "last_n",
+        "last_n",
+        int,
+        "after the filters, only the newest N acta (0 or less: no limit)",
+    ),
+    Parameter(
+        "max_tokens",
+        "max_tokens",
+        int,
+        "after the filters, only the newest acta whose token counts add up to at most N;"
+        " the first that does not fit ends the window",
+        minimum=0,
+    ),
+    Parameter(
+        "whole_tool_calls",
+        "whole_tool_calls",
+        bool,
+        "leave out every tool response whose tool request (the same call_id) is not in"
+        " the window, so that no model gets a result without its call",
+        command=False,
+    ),
+    Parameter(
+        "before",
+        "before",
+        str,
+        "an actum ID of this chronicum: the window is taken from the acta recorded before it",
+        command=False,
+    ),
+    Parameter(
+        "after",
+        "after",
+        str,
+        "an actum ID of this chronicum: start after it (absent: from now)",
+        window=False,
+        follow=True,
+    ),
+)
+"""Every argument of a window and of a follow, each declared once."""
+
+WINDOW_PARAMETERS = tuple(p for p in PARAMETERS if p.window)
+"""What ``get_acta`` takes (and the window's API call, and ``chronica_show``)."""
+FOLLOW_PARAMETERS = tuple(p for p in PARAMETERS if p.follow)
+"""What ``afollow`` takes (and the stream, and ``chronica_follow``)."""
 
 
 MAX_LIST_LIMIT = 1000

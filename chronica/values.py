@@ -7,7 +7,16 @@ import datetime as dt
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["ActaQuery", "ActorKind", "Actum", "ActumKind", "Chronicum", "Recorded"]
+__all__ = [
+    "ActaPage",
+    "ActaQuery",
+    "ActorKind",
+    "Actum",
+    "ActumKind",
+    "ChronicaPage",
+    "Chronicum",
+    "Recorded",
+]
 
 JSON = Any
 """A JSON value: dict (string keys), list, str, int, float, bool or None."""
@@ -186,3 +195,25 @@ class Recorded:
 
     acta: list[Actum]
     replayed: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ActaPage:
+    """A context window and where the next, older page starts.
+
+    ``acta`` is the window, oldest first. ``next_before`` is the ``before`` of the
+    next page: the oldest actum the window's limits kept (before ``whole_tool_calls``
+    left any tool response out), when an older actum passes the filters; else ``None``.
+    """
+
+    acta: list[Actum]
+    next_before: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChronicaPage:
+    """A page of an owner's chronica and where the next page starts: ``next_before``
+    is the last chronicum of this page when more follow it, else ``None``."""
+
+    chronica: list[Chronicum]
+    next_before: Chronicum | None = None

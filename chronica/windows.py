@@ -8,11 +8,11 @@ from collections.abc import Callable, Sequence
 from .errors import InvalidQuery
 from .values import ActaQuery, Actum, ActumKind
 
-__all__ = ["cut_window", "keep_whole_tool_calls", "passes"]
+__all__ = ["cut_page", "cut_window", "keep_whole_tool_calls", "passes"]
 
 
 def passes(actum: Actum, query: ActaQuery) -> bool:
-    """Whether ``actum`` passes the query's kind and actor-kind filters."""
+    """Whether ``actum`` passes every filter of the query (what the store's SQL keeps)."""
     return (not query.kinds or actum.kind in query.kinds) and (
         not query.actor_kinds or actum.actor_kind in query.actor_kinds
     )
@@ -28,16 +28,35 @@ def cut_window(
     only as many as fit, ``count(actum)`` tokens each, stopping at the first that
     does not. Oldest first.
     """
+    return _cut(acta, query, count)[0]
+
+
+def cut_page(
+    acta: Sequence[Actum], query: ActaQuery, count: Callable[[Actum], int]
+) -> tuple[list[Actum], bool]:
+    """:func:`cut_window`, and whether an actum older than the window's oldest passes
+    the filters (``False`` for an empty window): ``PagingStore.acta_page_if_owner``."""
+    window, oldest = _cut(acta, query, count)
+    more = bool(window) and any(passes(actum, query) for actum in acta[:oldest])
+    return window, more
+
+
+def _cut(
+    acta: Sequence[Actum], query: ActaQuery, count: Callable[[Actum], int]
+) -> tuple[list[Actum], int]:
+    """The window, and the position in ``acta`` of its oldest actum."""
     end = len(acta)
     if query.before is not None:
         end = next((i for i, a in enumerate(acta) if a.id == query.before), -1)
         if end < 0:
             raise InvalidQuery(f"before={query.before!r} is not an actum of this chronicum")
     window: list[Actum] = []
+    oldest = end
     budget = query.max_tokens
-    for actum in reversed(acta[:end]):
+    for position in range(end - 1, -1, -1):
         if query.last_n > 0 and len(window) == query.last_n:
             break
+        actum = acta[position]
         if not passes(actum, query):
             continue
         if budget is not None:
@@ -45,8 +64,9 @@ def cut_window(
             if budget < 0:
                 break
         window.append(actum)
+        oldest = position
     window.reverse()
-    return window
+    return window, oldest
 
 
 def keep_whole_tool_calls(acta: list[Actum]) -> list[Actum]:

@@ -81,6 +81,9 @@ class BuggyStore(InMemoryStore):
     def acta_if_owner(self, owner_id, chronicum_id, query):
         return self.acta(chronicum_id, query)
 
+    def acta_page_if_owner(self, owner_id, chronicum_id, query):
+        return self.acta(chronicum_id, query), False
+
 
 def broken_owner_id(user):
     """A project's OWNER_ID with a bug."""

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from chronica import Recorded, interfaces, storeconformance
+from chronica import ActaQuery, Recorded, interfaces, storeconformance
 from chronica.errors import ChronicumExists
 from chronica.stores.db import DjangoStore
 from chronica.stores.memory import InMemoryStore, _Entry
@@ -18,6 +18,11 @@ for _capability, _suite in storeconformance.ALL_SUITES.items():
     globals()[f"TestDjangoStore{_capability}"] = pytest.mark.django_db(transaction=True)(
         type(f"TestDjangoStore{_capability}", (_suite,), {"make_store": lambda self: DjangoStore()})
     )
+
+
+class TestInMemoryStorePagingStore(storeconformance.PagingStoreConformance):
+    def make_store(self):
+        return InMemoryStore()
 
 
 @pytest.mark.parametrize("capability", sorted(storeconformance.ALL_SUITES))
@@ -175,6 +180,17 @@ class RememberedOwnerStore(InMemoryStore):
         return self.record_batch(acta, key, tokens)
 
 
+class AnyOlderStore(InMemoryStore):
+    """Tells of an older page when any older actum is there, filtered out or not."""
+
+    def acta_page_if_owner(self, owner_id, chronicum_id, query):
+        found = self.acta_if_owner(owner_id, chronicum_id, query)
+        if found is None:
+            return None
+        every = self.acta(chronicum_id, ActaQuery())
+        return found, bool(found) and every.index(found[0]) > 0
+
+
 BROKEN = [
     (ForgetfulStore, "Store", "test_acta_of_a_missing_chronicum_raises_not_found"),
     (LateStore, "Store", "test_a_thousand_acta_come_back_in_write_order"),
@@ -204,6 +220,7 @@ BROKEN = [
     ),
     (OldestPopStore, "PoppingStore", "test_pop_takes_the_newest_until_none"),
     (UnscopedStore, "OwnerScopedStore", "test_someone_else_and_a_missing_chronicum_get_none"),
+    (AnyOlderStore, "PagingStore", "test_more_when_an_older_actum_passes_the_filters"),
 ]
 
 
@@ -211,7 +228,8 @@ BROKEN = [
     ("store", "capability", "case"), BROKEN, ids=lambda v: getattr(v, "__name__", v)
 )
 def test_the_suite_catches_a_broken_store(store, capability, case):
-    suite = storeconformance.ALL_SUITES[capability]
+    suites = {**storeconformance.ALL_SUITES, "PagingStore": storeconformance.PagingStoreConformance}
+    suite = suites[capability]
     runner = type("Runner", (suite,), {"make_store": lambda self: store()})()
     with pytest.raises(AssertionError):
         getattr(runner, case)()

@@ -18,7 +18,7 @@ from django.db import connections
 from chronica import Actum, ActumKind, ChronicumNotFound, InvalidQuery, services
 from chronica.errors import StoreUnsupported
 from chronica.follow import PAGE
-from chronica.services import Chronicarius
+from chronica.services import Chronicarius, Follower
 
 from . import scenario
 from .scenario import CHRONICUM, OWNER
@@ -177,6 +177,61 @@ async def test_a_bad_query_is_an_invalid_query(chronicarius, arguments, message)
     await chronicarius.arecord_acta(OWNER, scenario.acta())
     with pytest.raises(InvalidQuery, match=message):
         await anext(chronicarius.afollow(OWNER, CHRONICUM, **arguments))
+
+
+class TestStartedEarly:
+    """A follower started before it is read (``await`` it, or ``start()`` from sync code):
+    every check answered then, its place taken then. The stream starts one in its view,
+    so that a 404 or a 400 is answered before the first byte."""
+
+    async def test_awaited_it_follows_from_then_not_from_its_first_read(self, chronicarius):
+        seven = scenario.acta()
+        await chronicarius.arecord_actum(OWNER, seven[0])
+        follower = await chronicarius.afollow(OWNER, CHRONICUM, actor_kinds=["human"])
+        assert isinstance(follower, Follower)
+        await chronicarius.arecord_actum(OWNER, seven[1])
+        choice = await chronicarius.arecord_actum(OWNER, seven[5])
+        assert await take(follower, 1) == [choice]
+
+    def test_started_in_sync_code_it_is_read_in_an_event_loop(self, chronicarius):
+        seven = scenario.acta()
+        chronicarius.record_actum(OWNER, seven[0])
+        follower = chronicarius.afollow(OWNER, CHRONICUM).start()
+        assert follower.start() is follower  # once
+        later = chronicarius.record_acta(OWNER, seven[1:3])
+        assert asyncio.run(take(follower, 2)) == later
+
+    async def test_every_check_is_answered_by_the_start(self, chronicarius):
+        await chronicarius.arecord_acta(OWNER, scenario.acta())
+        for owner, arguments, error in [
+            ("rafa", {}, ChronicumNotFound),
+            (OWNER, {"after": "no-such-actum"}, InvalidQuery),
+            (OWNER, {"after": "bad\x00id"}, InvalidQuery),
+            (OWNER, {"kinds": ["gossip"]}, InvalidQuery),
+        ]:
+            with pytest.raises(error):
+                await chronicarius.afollow(owner, CHRONICUM, **arguments)
+            with pytest.raises(error):
+                await sync_to_async(chronicarius.afollow(owner, CHRONICUM, **arguments).start)()
+
+    async def test_one_that_failed_to_start_is_over(self, chronicarius):
+        follower = chronicarius.afollow(OWNER, "never-existed")
+        with pytest.raises(ChronicumNotFound):
+            await follower
+        with pytest.raises(StopAsyncIteration):
+            await anext(follower)
+
+    async def test_closed_before_it_was_read_it_is_over(self, chronicarius):
+        await chronicarius.arecord_actum(OWNER, scenario.acta()[0])
+        follower = await chronicarius.afollow(OWNER, CHRONICUM)
+        await follower.aclose()
+        await chronicarius.arecord_actum(OWNER, scenario.acta()[1])
+        with pytest.raises(StopAsyncIteration):
+            await anext(follower)
+        never_started = chronicarius.afollow(OWNER, CHRONICUM)
+        await never_started.aclose()
+        with pytest.raises(StopAsyncIteration):
+            await anext(never_started)
 
 
 async def test_an_actum_of_another_chronicum_is_no_place_to_resume(chronicarius):

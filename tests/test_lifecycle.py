@@ -17,6 +17,7 @@ from chronica import (
 )
 from chronica.services import Chronicarius
 from chronica.signals import chronicum_deleted
+from chronica.values import ChronicaPage
 
 from . import scenario
 from .scenario import CHRONICUM, OWNER
@@ -102,6 +103,57 @@ class TestList:
     def test_a_plain_store_cannot_list(self):
         with pytest.raises(StoreUnsupported, match="cannot list chronica"):
             Chronicarius(PlainStore()).list_chronica(OWNER)
+        with pytest.raises(StoreUnsupported, match="cannot list chronica"):
+            Chronicarius(PlainStore()).list_chronica_page(OWNER)
+
+
+class TestListPage:
+    """``list_chronica_page``: the page of ``list_chronica`` and whether more follow it,
+    from one read (the store is asked for one chronicum more than the page)."""
+
+    @pytest.mark.parametrize("limit", [1, 2, 3, 6, 7, 1000])
+    def test_next_before_is_the_last_of_a_page_that_more_follow(self, chronicarius, limit):
+        ids = [chronicarius.create_chronicum(OWNER, f"dinner-{n:02}").id for n in range(6)]
+        chronicarius.create_chronicum("rafa", "rafa-lunch")
+        seen, before, pages = [], None, 0
+        while True:
+            page = chronicarius.list_chronica_page(OWNER, limit=limit, before=before)
+            assert page.chronica == chronicarius.list_chronica(OWNER, limit=limit, before=before)
+            seen += [c.id for c in page.chronica]
+            pages += 1
+            if page.next_before is None:
+                break
+            assert page.next_before == page.chronica[-1]
+            before = page.next_before
+        assert seen == ids[::-1]
+        assert pages == max(1, -(-6 // limit))
+
+    def test_an_owner_with_none_gets_an_empty_last_page(self, chronicarius):
+        assert chronicarius.list_chronica_page("nobody") == ChronicaPage([], None)
+
+    def test_the_same_checks_as_list_chronica(self, chronicarius):
+        for limit in (0, 1001, True):
+            with pytest.raises(InvalidQuery, match="limit"):
+                chronicarius.list_chronica_page(OWNER, limit=limit)
+        with pytest.raises(InvalidQuery, match="before"):
+            chronicarius.list_chronica_page(OWNER, before="never-used")
+
+    def test_one_read_of_the_store(self):
+        from chronica.stores.memory import InMemoryStore
+
+        class CountingStore(InMemoryStore):
+            reads = 0
+
+            def list_chronica(self, owner_id, limit, after):
+                CountingStore.reads += 1
+                return super().list_chronica(owner_id, limit, after)
+
+        c = Chronicarius(CountingStore())
+        for n in range(3):
+            c.create_chronicum(OWNER, f"dinner-{n}")
+        assert c.list_chronica_page(OWNER, limit=3).next_before is None
+        assert c.list_chronica_page(OWNER, limit=2).next_before is not None
+        assert CountingStore.reads == 2
 
     @pytest.mark.slow
     def test_pages_cover_every_chronicum_once_while_other_owners_write(self, chronicarius):
@@ -296,7 +348,10 @@ class TestAsyncTwins:
             await c.aget_chronicum(OWNER, CHRONICUM)
 
     def test_twins_keep_their_names_and_documents(self):
-        for name in ("record", "record_acta", "create_chronicum", "list_chronica", "pop_actum"):
+        for name in (
+            *("record", "record_acta", "create_chronicum", "list_chronica", "pop_actum"),
+            *("list_chronica_page", "get_acta_page"),
+        ):
             twin = getattr(Chronicarius, f"a{name}")
             assert twin.__name__ == f"a{name}"
             assert f":meth:`{name}`" in twin.__doc__

@@ -63,6 +63,7 @@ def test_batches_windows_and_sessions_run_as_written() -> None:
     window = namespace["window"]
     assert [a.kind for a in window] == ["tool_request", "tool_response", "message"]
     assert namespace["older"] == []
+    assert namespace["acta_page"].acta[0].content == 'search_places(area="Kemang", party=4)'
     assert namespace["newest"].content == "Rumah Teduh and Kayu Manis both have a table."
     assert [a.content for a in services.get_acta("ardian", "dinner-saturday")] == [
         'search_places(area="Kemang", party=4)',

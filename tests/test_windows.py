@@ -18,7 +18,7 @@ from chronica.services import Chronicarius
 from chronica.stores.db import DjangoStore, window_sql
 from chronica.stores.memory import InMemoryStore
 from chronica.tokens import estimate_tokens
-from chronica.values import ActaQuery
+from chronica.values import ActaPage, ActaQuery, Chronicum
 
 from . import scenario
 from .scenario import CHRONICUM, OWNER, A, H, M, T
@@ -163,6 +163,116 @@ class TestBefore:
             chronicarius.get_acta("rafa", CHRONICUM, before=stored[3].id)
 
 
+class TestPages:
+    """``get_acta_page``: the window of ``get_acta`` and where the next, older page starts,
+    from one read (the API's paging)."""
+
+    def test_walking_the_pages_reads_every_actum_once(self, chronicarius):
+        stored = chronicarius.record_acta(
+            OWNER, [scenario.booking_reply(f"r{n}") for n in range(23)]
+        )
+        pages, before = [], None
+        while True:
+            page = chronicarius.get_acta_page(OWNER, CHRONICUM, last_n=5, before=before)
+            assert page.acta == chronicarius.get_acta(OWNER, CHRONICUM, last_n=5, before=before)
+            pages.append(page.acta)
+            if page.next_before is None:
+                break
+            assert page.next_before == page.acta[0].id
+            before = page.next_before
+        assert [len(p) for p in pages] == [5, 5, 5, 5, 3]
+        assert [a for page in reversed(pages) for a in page] == stored
+
+    def test_a_whole_window_has_no_next_page(self, chronicarius):
+        stored = record_dinner(chronicarius)
+        assert chronicarius.get_acta_page(OWNER, CHRONICUM) == ActaPage(stored, None)
+        assert chronicarius.get_acta_page(OWNER, CHRONICUM, last_n=len(stored)).next_before is None
+
+    def test_only_acta_that_pass_the_filters_make_a_next_page(self, chronicarius):
+        chronicarius.record_acta(
+            OWNER, [scenario.booking_reply("Rumah Teduh?"), *tool_turn("call-1")]
+        )
+        page = chronicarius.get_acta_page(OWNER, CHRONICUM, kinds=[RES, REQ], last_n=2)
+        assert (len(page.acta), page.next_before) == (2, None)
+
+    def test_a_budget_that_cuts_the_page_short_leaves_a_next_page(self, counted):
+        stored = counted.record_acta(
+            OWNER, [scenario.booking_reply(t) for t in ["aaaa", "bbb", "cc", "d"]]
+        )
+        page = counted.get_acta_page(OWNER, CHRONICUM, max_tokens=3)
+        assert (contents(page.acta), page.next_before) == (["cc", "d"], stored[2].id)
+        page = counted.get_acta_page(OWNER, CHRONICUM, max_tokens=3, before=page.next_before)
+        assert (contents(page.acta), page.next_before) == (["bbb"], stored[1].id)
+        # An actum alone over the budget ends the walk: an empty page has no next.
+        page = counted.get_acta_page(OWNER, CHRONICUM, max_tokens=3, before=page.next_before)
+        assert page == ActaPage([], None)
+
+    def test_with_whole_tool_calls_the_next_page_starts_at_the_oldest_kept(self, chronicarius):
+        stored = chronicarius.record_acta(
+            OWNER, [scenario.booking_reply("Rumah Teduh?"), *tool_turn("call-1")]
+        )
+        page = chronicarius.get_acta_page(OWNER, CHRONICUM, last_n=1, whole_tool_calls=True)
+        # The response's request is on the next page: this one holds nothing of it.
+        assert page == ActaPage([], stored[2].id)
+
+    def test_the_same_answers_as_get_acta(self, chronicarius):
+        stored = record_dinner(chronicarius)
+        with pytest.raises(ChronicumNotFound):
+            chronicarius.get_acta_page("rafa", CHRONICUM)
+        with pytest.raises(ChronicumNotFound):
+            chronicarius.get_acta_page(OWNER, "never-used")
+        for bad in ({"before": "nope"}, {"max_tokens": -1}, {"kinds": ["gossip"]}):
+            with pytest.raises(InvalidQuery):
+                chronicarius.get_acta_page(OWNER, CHRONICUM, **bad)
+        with pytest.raises(InvalidQuery, match="whole_tool_calls"):
+            chronicarius.get_acta_page(OWNER, CHRONICUM, whole_tool_calls="yes")
+        assert chronicarius.get_acta_page(OWNER, CHRONICUM, before=stored[0].id) == ActaPage([])
+
+    async def test_the_async_twin(self, chronicarius):
+        stored = await chronicarius.arecord_acta(
+            OWNER, [scenario.booking_reply(f"r{n}") for n in range(3)]
+        )
+        page = await chronicarius.aget_acta_page(OWNER, CHRONICUM, last_n=2)
+        assert page == ActaPage(stored[1:], stored[1].id)
+
+
+class StaleSecondReadStore(PlainStore):
+    """A store that cannot tell the next page in the read of a window, whose chronicum
+    is deleted and written again by someone right after the first read."""
+
+    stale = False
+
+    def acta(self, chronicum_id, query):
+        acta = super().acta(chronicum_id, query)
+        if self.stale:
+            self.stale = False
+            owner = self.inner.get(chronicum_id).owner_id
+            self.inner.delete(chronicum_id, owner)
+            self.inner.create(Chronicum(chronicum_id, owner, *(2 * [acta[0].at])))
+        return acta
+
+
+class TestPagesWithoutPagingStore:
+    """A store that is not a ``PagingStore``: two reads, and the page of the first where
+    the second finds it gone (issue 20: a budgeted page during a delete answered 400
+    "before=... is not an actum" to a request that sent no ``before``)."""
+
+    def test_the_page_of_the_first_read_when_the_second_finds_it_gone(self):
+        store = StaleSecondReadStore()
+        c = Chronicarius(store, token_counter=by_length)
+        stored = [c.record_actum(OWNER, scenario.booking_reply(t)) for t in ["aaa", "bb", "c"]]
+        store.stale = True
+        page = c.get_acta_page(OWNER, CHRONICUM, max_tokens=3)
+        assert page == ActaPage(stored[1:], None)
+
+    def test_pages_as_a_paging_store_gives_them(self):
+        c = Chronicarius(PlainStore(), token_counter=by_length)
+        stored = [c.record_actum(OWNER, scenario.booking_reply(t)) for t in ["aaa", "bb", "c"]]
+        assert c.get_acta_page(OWNER, CHRONICUM, max_tokens=3) == ActaPage(stored[1:], stored[1].id)
+        assert c.get_acta_page(OWNER, CHRONICUM, last_n=2) == ActaPage(stored[1:], stored[1].id)
+        assert c.get_acta_page(OWNER, CHRONICUM, last_n=3) == ActaPage(stored, None)
+
+
 class TestPlainStoreFallback:
     """A store that cannot cut a window itself: Chronicarius reads the chronicum and cuts it,
     counting tokens at read time."""
@@ -222,6 +332,17 @@ def model(acta, counts, *, kinds, actor_kinds, last_n, max_tokens, whole, before
     return window
 
 
+def model_page(acta, counts, **q):
+    """The page of a window as a reader states it: the window, and the oldest actum it
+    kept (before whole tool calls) when an older one passes the filters."""
+    whole = model(acta, counts, **q)
+    q = {**q, "whole": False}
+    window = model(acta, counts, **q)
+    older = acta[: acta.index(window[0])] if window else []
+    passing = model(older, counts, **{**q, "last_n": 1, "max_tokens": None, "before": None})
+    return ActaPage(whole, window[0].id if window and passing else None)
+
+
 session_acta = st.lists(
     st.tuples(
         st.sampled_from([M, T, REQ, RES]),
@@ -266,18 +387,19 @@ def check_model(c: Chronicarius, chronicum_id: str, rows, many) -> None:
         before = None
         if q["before"] is not None and stored:
             before = stored[q["before"] % len(stored)].id
-        got = c.get_acta(
-            OWNER,
-            chronicum_id,
-            kinds=q["kinds"],
-            actor_kinds=q["actor_kinds"],
-            last_n=q["last_n"],
-            max_tokens=q["max_tokens"],
-            whole_tool_calls=q["whole"],
-            before=before,
-        )
+        window = {
+            "kinds": q["kinds"],
+            "actor_kinds": q["actor_kinds"],
+            "last_n": q["last_n"],
+            "max_tokens": q["max_tokens"],
+            "whole_tool_calls": q["whole"],
+            "before": before,
+        }
+        got = c.get_acta(OWNER, chronicum_id, **window)
         want = model(stored, counts, **{**q, "before": before})
         assert got == want, q
+        page = c.get_acta_page(OWNER, chronicum_id, **window)
+        assert page == model_page(stored, counts, **{**q, "before": before}), q
 
 
 MODEL_SETTINGS = settings(

@@ -8,23 +8,24 @@ so that the API refuses exactly what the library refuses, with its message.
 from __future__ import annotations
 
 import re
-from typing import Any, TypedDict
+from collections.abc import Iterable
+from typing import Any
 
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 
 from .. import services
 from ..conf import chronica_settings
-from ..validation import CONTROL
+from ..validation import CONTROL, Parameter
 from ..values import Actum
 from .errors import BadRequest, LengthRequired
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
     "IDEMPOTENCY_KEY",
-    "WINDOW_PARAMETERS",
     "acta_from_body",
     "actum_from_body",
+    "arguments",
     "check_length",
     "check_query",
     "flag",
@@ -32,9 +33,9 @@ __all__ = [
     "integer",
     "listed",
     "listing_limit",
+    "names",
     "new_chronicum_id",
     "owner_id",
-    "window_query",
 ]
 
 IDEMPOTENCY_KEY = "Idempotency-Key"
@@ -53,7 +54,7 @@ def owner_id(request: Request) -> str:
 
 def check_query(request: Request, known: frozenset[str]) -> None:
     """Refuse query parameters the call does not take: ignored, a misspelt filter
-    (``?actor=``, ``?limit=``) would answer with everything."""
+    (``?kinds=``, ``?limit=``) would answer with everything."""
     unknown = [
         name
         for name in request.query_params
@@ -140,34 +141,30 @@ def idempotency_key(request: Request) -> str | None:
     return key
 
 
-class WindowQuery(TypedDict):
-    """The keyword arguments of ``services.get_acta`` a request's query gives."""
-
-    kinds: list[str]
-    actor_kinds: list[str]
-    last_n: int
-    max_tokens: int | None
-    whole_tool_calls: bool
-    before: str | None
+def names(parameters: Iterable[Parameter]) -> frozenset[str]:
+    """The query parameters that spell ``parameters``."""
+    return frozenset(p.name for p in parameters)
 
 
-#: The query parameters of the window, each the argument of ``services.get_acta``
-#: of the same name (``kind`` and ``actor_kind`` give ``kinds`` and ``actor_kinds``).
-WINDOW_PARAMETERS = frozenset(
-    {"kind", "actor_kind", "last_n", "max_tokens", "whole_tool_calls", "before"}
-)
-
-
-def window_query(request: Request) -> WindowQuery:
-    """The window's query parameters as ``services.get_acta`` takes them."""
-    return WindowQuery(
-        kinds=listed(request, "kind"),
-        actor_kinds=listed(request, "actor_kind"),
-        last_n=integer(request, "last_n") or 0,
-        max_tokens=integer(request, "max_tokens"),
-        whole_tool_calls=flag(request, "whole_tool_calls"),
-        before=request.query_params.get("before"),
-    )
+def arguments(request: Request, parameters: Iterable[Parameter]) -> dict[str, Any]:
+    """The keyword arguments of ``chronica.services`` that the request's query gives
+    for ``parameters`` (see ``chronica.validation.PARAMETERS``): each one the query
+    names, read as its type says; the others keep the services' defaults."""
+    given = request.query_params
+    found: dict[str, Any] = {}
+    for parameter in parameters:
+        name = parameter.name
+        if name not in given:
+            continue
+        if parameter.repeatable:
+            found[parameter.argument] = listed(request, name)
+        elif parameter.type is bool:
+            found[parameter.argument] = flag(request, name)
+        elif parameter.type is int:
+            found[parameter.argument] = integer(request, name)
+        else:
+            found[parameter.argument] = given.get(name)
+    return found
 
 
 def new_chronicum_id(data: Any) -> str | None:

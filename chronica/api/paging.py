@@ -1,4 +1,5 @@
-"""Pages of the chronica listing and of a context window, and the links between them.
+"""The links between the pages that ``chronica.services`` reads (``list_chronica_page``,
+``get_acta_page``).
 
 The listing pages forward with ``next`` in the body, an opaque cursor that
 holds the last chronicum's place in the order (its ``last_activity_at`` and
@@ -14,32 +15,15 @@ import base64
 import binascii
 import datetime as dt
 import json
-from typing import Any
 
 from django.utils.encoding import escape_uri_path
 from rest_framework.request import Request
 
-from .. import services
-from ..validation import MAX_LIST_LIMIT, check_listing, storable
-from ..values import Actum, Chronicum
-from ..windows import keep_whole_tool_calls
+from ..validation import storable
+from ..values import Chronicum
 from .errors import BadRequest
-from .inputs import WindowQuery
 
-__all__ = ["chronica_page", "cursor_for", "link_to", "position_of", "window_page"]
-
-
-def chronica_page(owner: str, limit: int, after: Chronicum | None) -> tuple[list[Chronicum], bool]:
-    """A page of the owner's chronica after ``after``, and whether more follow it."""
-    limit, _ = check_listing(limit, after)
-    # One more than the page tells whether another page follows, in the same
-    # query; at the largest page size the services take, a second query asks.
-    fetched = services.list_chronica(owner, limit=min(limit + 1, MAX_LIST_LIMIT), before=after)
-    if len(fetched) > limit:
-        return fetched[:limit], True
-    if len(fetched) == limit:
-        return fetched, bool(services.list_chronica(owner, limit=1, before=fetched[-1]))
-    return fetched, False
+__all__ = ["cursor_for", "link_to", "position_of"]
 
 
 def cursor_for(chronicum: Chronicum) -> str:
@@ -67,41 +51,6 @@ def position_of(cursor: str, owner: str) -> Chronicum:
         # json's errors and UnicodeDecodeError are ValueErrors too.
         raise BadRequest("cursor is not one this API gave: use the next URL as it is") from None
     return Chronicum(chronicum_id, owner, last_activity_at, last_activity_at)
-
-
-def window_page(
-    owner: str, chronicum_id: str, query: WindowQuery, most: int
-) -> tuple[list[Actum], str | None]:
-    """The window of ``query``, at most ``most`` acta, and the ``before`` of the next
-    (older) page, or ``None`` when no older actum passes the filters.
-
-    ``last_n`` is the page size (never over ``most``). The page is cut as
-    ``services.get_acta`` cuts a window; ``whole_tool_calls`` then leaves out the
-    tool responses whose tool request is not on this page, so each page covers a
-    stretch of the session that the next page continues, whatever was left out.
-    A page cut empty by ``max_tokens`` (its newest actum alone is over the
-    budget) has no next page: the budget ends the walk there, as it ends a window.
-    """
-    size = min(query["last_n"], most) if query["last_n"] > 0 else most
-    filters: dict[str, Any] = {"kinds": query["kinds"], "actor_kinds": query["actor_kinds"]}
-    # One more than the page: if it comes, an older page exists, in the same query.
-    cut = services.get_acta(
-        owner,
-        chronicum_id,
-        **filters,
-        last_n=size + 1,
-        max_tokens=query["max_tokens"],
-        before=query["before"],
-    )
-    if len(cut) > size:
-        cut, more = cut[1:], True
-    elif cut and query["max_tokens"] is not None:
-        # The budget may have cut the page short: is there an older actum?
-        more = bool(services.get_acta(owner, chronicum_id, **filters, last_n=1, before=cut[0].id))
-    else:
-        more = False
-    page = keep_whole_tool_calls(cut) if query["whole_tool_calls"] else cut
-    return page, cut[0].id if more else None
 
 
 def link_to(request: Request, **changes: str) -> str:

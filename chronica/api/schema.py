@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer
 from rest_framework.serializers import Serializer
 
-from ..validation import MAX_LENGTH, MAX_LIST_LIMIT
-from ..values import ActorKind, ActumKind
+from ..validation import CONTROL, MAX_LENGTH, MAX_LIST_LIMIT, WINDOW_PARAMETERS, Parameter
 from .inputs import DEFAULT_LIST_LIMIT
 from .serializers import (
     ActumSerializer,
@@ -49,20 +49,45 @@ RETRY_AFTER = OpenApiParameter(
     response=[503],
 )
 
+_INT64 = {"type": "integer", "format": "int64", "minimum": -(2**63), "maximum": 2**63 - 1}
+# An ID in a list of them: not empty, no control character and no comma (which
+# separates them), at most MAX_LENGTH characters.
+_IDENTIFIER = f"[^,{CONTROL.pattern[1:-1]}]{{1,{MAX_LENGTH}}}"
+
 # The URL converter stops at "/", so an ID with one cannot be named here.
 CHRONICUM_ID = OpenApiParameter(
     "chronicum_id", str, OpenApiParameter.PATH, required=True, pattern="^[^/]+$"
 )
 
 
-def _kinds(name: str, values: list[str]) -> OpenApiParameter:
-    one = "|".join(values)
+def query_parameters(parameters: Iterable[Parameter]) -> list[OpenApiParameter]:
+    """The OpenAPI description of ``parameters`` as the query string spells them
+    (``chronica.api.inputs.arguments`` reads them the same way)."""
+    return [_query_parameter(p) for p in parameters]
+
+
+def _query_parameter(parameter: Parameter) -> OpenApiParameter:
+    description = f"{parameter.help[0].upper()}{parameter.help[1:]}."
+    schema: dict[str, Any]
+    if parameter.type is bool:
+        schema = {"type": "string", "enum": ["true", "false"]}
+    elif parameter.type is int:
+        schema = dict(_INT64)
+        if parameter.minimum is not None:
+            schema["minimum"] = parameter.minimum
+    else:
+        schema = {"type": "string"}
+    if parameter.repeatable:
+        # Each value of the parameter holds one item or several, comma-separated.
+        one = "|".join(parameter.choices) if parameter.choices else _IDENTIFIER
+        schema = {"type": "array", "items": {**schema, "pattern": f"^({one})(,({one}))*$"}}
+        if parameter.choices:
+            description += f" Any of: {', '.join(parameter.choices)}."
+        description += (
+            " Repeat the parameter, separate the values by commas, or both. Absent: no filter."
+        )
     return OpenApiParameter(
-        name,
-        {"type": "array", "items": {"type": "string", "pattern": f"^({one})(,({one}))*$"}},
-        explode=True,
-        description=f"Keep only these {name} values ({', '.join(values)}); repeat the"
-        " parameter, separate them by commas, or both. Absent: no filter.",
+        parameter.name, schema, explode=parameter.repeatable or None, description=description
     )
 
 
@@ -75,7 +100,6 @@ GET_CHRONICUM: dict[str, Any] = {
     "responses": {200: ChronicumSerializer, 400: _INVALID, **_COMMON},
 }
 
-_INT64 = {"type": "integer", "format": "int64", "minimum": -(2**63), "maximum": 2**63 - 1}
 _NEXT = OpenApiParameter(
     "Link",
     {"type": "string", "pattern": '^<[^>]+>; rel="next"$'},
@@ -89,7 +113,7 @@ GET_ACTA: dict[str, Any] = {
     "operation_id": "chronica_acta_list",
     "summary": "The context window: filtered, then the newest that fit, oldest first",
     "description": "The acta of the chronicum, oldest first in the order they were recorded:"
-    " filtered by kind and actor kind first, then the newest that pass, at most `last_n` and"
+    " filtered first (by kind, actor kind...), then the newest that pass, at most `last_n` and"
     ' at most `CHRONICA["API_MAX_ACTA"]` (1000 by default), and with `max_tokens` only as many'
     " as fit in that many tokens. When older acta pass the filters, a `Link` header names the"
     " next page: the same query with `before` set to the oldest actum of this page. `last_n`"
@@ -97,32 +121,7 @@ GET_ACTA: dict[str, Any] = {
     " once. An actum alone over `max_tokens` ends the window, and so the walk.",
     "parameters": [
         CHRONICUM_ID,
-        _kinds("kind", [k.value for k in ActumKind]),
-        _kinds("actor_kind", [k.value for k in ActorKind]),
-        OpenApiParameter(
-            "last_n",
-            _INT64,
-            description="After filtering, keep the newest N acta (and page by N). Absent or"
-            ' <= 0: as many as `CHRONICA["API_MAX_ACTA"]` allows.',
-        ),
-        OpenApiParameter(
-            "max_tokens",
-            {**_INT64, "minimum": 0},
-            description="After filtering, only the newest acta whose token counts add up to at"
-            " most N; the first that does not fit ends the window. Absent: no budget.",
-        ),
-        OpenApiParameter(
-            "whole_tool_calls",
-            {"type": "string", "enum": ["true", "false"]},
-            description="`true`: leave out every tool response whose tool request (the same"
-            " `call_id`) is not on this page, so that no model gets a result without its call.",
-        ),
-        OpenApiParameter(
-            "before",
-            str,
-            description="An actum ID of this chronicum: the window is taken from the acta"
-            " recorded before it (the `Link` header sets it). Another ID: 400.",
-        ),
+        *query_parameters(WINDOW_PARAMETERS),
         _NEXT,
         RETRY_AFTER,
     ],

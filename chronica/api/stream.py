@@ -2,10 +2,11 @@
 
 One event per actum recorded after the stream starts, or after the actum named by
 ``Last-Event-ID`` (sent by a reconnecting ``EventSource``) or ``?after=``, filtered
-by ``?kind=`` and ``?actor_kind=`` like the window: ``id:`` the actum's ID,
-``data:`` its JSON. A comment every 15 seconds keeps proxies from closing a quiet
-stream. Every check (signed in, the owner, the filters, the resume point) is
-answered before a byte of the stream, with the same answers as the other routes.
+like the window (the filters of ``chronica.validation.FOLLOW_PARAMETERS``): ``id:``
+the actum's ID, ``data:`` its JSON. A comment every 15 seconds keeps proxies from
+closing a quiet stream. Every check (signed in, the owner, the filters, the resume
+point) is answered before a byte of the stream, by starting the follower in the
+view, with the same answers as the other routes.
 
 Under ASGI (uvicorn, daphne) the stream is a coroutine on the server's event
 loop, woken by ``services.afollow``, and ends when the client goes away. Under
@@ -33,12 +34,13 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
 from .. import services
-from ..errors import ChronicumNotFound, InvalidQuery
-from ..validation import storable
-from ..values import ActorKind, Actum, ActumKind
-from .errors import BadRequest, chronica_errors
-from .inputs import listed, owner_id
-from .schema import _COMMON, _INVALID, CHRONICUM_ID, RETRY_AFTER, _kinds
+from ..errors import ChronicumNotFound
+from ..services import Follower
+from ..validation import FOLLOW_PARAMETERS
+from ..values import Actum
+from .errors import chronica_errors
+from .inputs import arguments, names, owner_id
+from .schema import _COMMON, _INVALID, CHRONICUM_ID, RETRY_AFTER, query_parameters
 from .serializers import ActumSerializer
 
 __all__ = ["ActaStreamMixin", "event"]
@@ -70,17 +72,13 @@ STREAM: dict[str, Any] = {
     "operation_id": "chronica_acta_stream",
     "summary": "New acta as they are recorded (server-sent events)",
     "description": "A `text/event-stream`: one event per actum recorded after the stream"
-    " starts (or after the actum named by `Last-Event-ID` or `after`), filtered by kind and"
-    " actor kind; `id:` is the actum's ID and `data:` its JSON, as in the window. A comment"
+    " starts (or after the actum named by `Last-Event-ID` or `after`), filtered as the window"
+    " is; `id:` is the actum's ID and `data:` its JSON, as in the window. A comment"
     " line every 15 seconds keeps a quiet stream open. Every error is answered before the"
     " stream starts.",
     "parameters": [
         CHRONICUM_ID,
-        _kinds("kind", [k.value for k in ActumKind]),
-        _kinds("actor_kind", [k.value for k in ActorKind]),
-        OpenApiParameter(
-            "after", str, description="Resume after this actum of the chronicum (its ID)."
-        ),
+        *query_parameters(FOLLOW_PARAMETERS),
         OpenApiParameter(
             LAST_EVENT_ID,
             str,
@@ -113,35 +111,22 @@ class ActaStreamMixin:
         url_path="acta/stream",
         url_name="acta-stream",
         content_negotiation_class=_ErrorsAsJSON,
-        query_parameters={"stream": frozenset({"kind", "actor_kind", "after"})},
+        query_parameters={"stream": names(FOLLOW_PARAMETERS)},
     )
     def stream(self, request: Request, chronicum_id: str) -> StreamingHttpResponse:
         """New acta as server-sent events."""
-        owner = owner_id(request)
-        kinds, actor_kinds = listed(request, "kind"), listed(request, "actor_kind")
-        after = request.headers.get(LAST_EVENT_ID) or request.query_params.get("after") or None
+        owner, follow = owner_id(request), arguments(request, FOLLOW_PARAMETERS)
+        follow["after"] = request.headers.get(LAST_EVENT_ID) or follow.get("after") or None
         with chronica_errors():
-            # Answered now, while an error can still be a 404 or a 400.
-            services.get_acta(owner, chronicum_id, kinds=kinds, actor_kinds=actor_kinds, last_n=1)
-        if after is not None:
-            # The window before that actum exists exactly when it is an actum of this
-            # chronicum, as afollow requires of it.
-            try:
-                if not storable(after):
-                    raise BadRequest()
-                with chronica_errors():
-                    services.get_acta(owner, chronicum_id, before=after, last_n=1)
-            except BadRequest:
-                raise BadRequest(f"after={after!r} is not an actum of this chronicum") from None
+            # Every check answered now, while an error can still be a 404 or a 400.
+            follower = services.afollow(owner, chronicum_id, **follow).start()
         # The stream outlives these checks by minutes or hours: the connection they
         # used goes back now rather than sit idle for the stream's life (the follower
         # reads through its own).
         for used in connections.all(initialized_only=True):
             if not used.in_atomic_block:
                 used.close()
-        events = _events(
-            owner, chronicum_id, after, kinds, actor_kinds, heartbeat=self.stream_heartbeat
-        )
+        events = _events(follower, heartbeat=self.stream_heartbeat)
         asgi = isinstance(getattr(request, "_request", request), ASGIRequest)
         response = StreamingHttpResponse(
             events if asgi else _blocking(events), content_type="text/event-stream"
@@ -151,18 +136,7 @@ class ActaStreamMixin:
         return response
 
 
-async def _events(
-    owner: str,
-    chronicum_id: str,
-    after: str | None,
-    kinds: list[str],
-    actor_kinds: list[str],
-    *,
-    heartbeat: float,
-) -> AsyncGenerator[bytes, None]:
-    follower = services.afollow(
-        owner, chronicum_id, after=after, kinds=kinds, actor_kinds=actor_kinds
-    )
+async def _events(follower: Follower, *, heartbeat: float) -> AsyncGenerator[bytes, None]:
     # The next actum is awaited in a task of its own, so that a heartbeat can go out
     # while it waits without cancelling the follower.
     pending: asyncio.Future[Actum] | None = None
@@ -177,8 +151,8 @@ async def _events(
                 continue
             try:
                 actum = pending.result()
-            except (ChronicumNotFound, InvalidQuery):
-                return  # deleted, or its resume point popped, since the checks
+            except ChronicumNotFound:
+                return  # deleted since the checks
             pending = None
             yield event(actum)
     finally:

@@ -32,20 +32,21 @@ from rest_framework.viewsets import ViewSet
 
 from .. import services
 from ..conf import chronica_settings
+from ..validation import WINDOW_PARAMETERS
 from . import schema
 from .errors import PayloadTooLarge, chronica_errors, unreachable_database
 from .inputs import (
-    WINDOW_PARAMETERS,
     acta_from_body,
+    arguments,
     check_length,
     check_query,
     idempotency_key,
     listing_limit,
+    names,
     new_chronicum_id,
     owner_id,
-    window_query,
 )
-from .paging import chronica_page, cursor_for, link_to, position_of, window_page
+from .paging import cursor_for, link_to, position_of
 from .parsers import StrictJSONParser
 from .serializers import ActumSerializer, ChronicumSerializer
 from .stream import ActaStreamMixin
@@ -109,7 +110,7 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
     # Any ID but one with a slash, dots included (DRF's default refuses dots).
     lookup_value_regex = "[^/]+"
     lookup_value_converter = "str"
-    query_parameters = {"list": frozenset({"limit", "cursor"}), "acta": WINDOW_PARAMETERS}
+    query_parameters = {"list": frozenset({"limit", "cursor"}), "acta": names(WINDOW_PARAMETERS)}
 
     @extend_schema(**schema.LIST_CHRONICA)
     def list(self, request: Request) -> Response:
@@ -118,11 +119,12 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
         cursor = request.query_params.get("cursor")
         after = None if cursor is None else position_of(cursor, owner)
         with chronica_errors():
-            page, more = chronica_page(owner, limit, after)
+            page = services.list_chronica_page(owner, limit=limit, before=after)
+        last = page.next_before
         return Response(
             {
-                "results": ChronicumSerializer(page, many=True).data,
-                "next": link_to(request, cursor=cursor_for(page[-1])) if more else None,
+                "results": ChronicumSerializer(page.chronica, many=True).data,
+                "next": None if last is None else link_to(request, cursor=cursor_for(last)),
             }
         )
 
@@ -158,16 +160,20 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
     @extend_schema(**schema.GET_ACTA)
     @action(detail=True, methods=["get"], url_path="acta", url_name="acta")
     def acta(self, request: Request, chronicum_id: str) -> Response:
-        """The context window: filtered by kinds and actor kinds, then the newest that fit
+        """The context window: filtered, then the newest that fit
         ``last_n``, ``max_tokens`` and ``CHRONICA["API_MAX_ACTA"]``, oldest first; a
         ``Link`` header to the older page when there is one."""
-        owner, query = owner_id(request), window_query(request)
+        owner, window = owner_id(request), arguments(request, WINDOW_PARAMETERS)
+        # last_n is the page size, never over the most one answer holds.
+        most, last_n = chronica_settings.API_MAX_ACTA, window.get("last_n", 0)
+        window["last_n"] = min(last_n, most) if last_n > 0 else most
         with chronica_errors():
-            page, before = window_page(owner, chronicum_id, query, chronica_settings.API_MAX_ACTA)
+            page = services.get_acta_page(owner, chronicum_id, **window)
+        before = page.next_before
         headers = (
             {} if before is None else {"Link": f'<{link_to(request, before=before)}>; rel="next"'}
         )
-        return Response(ActumSerializer(page, many=True).data, headers=headers)
+        return Response(ActumSerializer(page.acta, many=True).data, headers=headers)
 
     @extend_schema(**schema.POST_ACTA)
     @acta.mapping.post

@@ -10,14 +10,17 @@ import dataclasses
 import datetime as dt
 import itertools
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from ..errors import ChronicumExists, ChronicumNotFound, InvalidQuery
 from ..tokens import content_tokens
 from ..values import ActaQuery, Actum, Chronicum, Recorded
-from ..windows import cut_window, passes
+from ..windows import cut_page, cut_window, passes
 
 __all__ = ["InMemoryStore"]
+
+_T = TypeVar("_T")
 
 
 @dataclasses.dataclass
@@ -72,7 +75,7 @@ class InMemoryStore:
         return self.record_batch([actum], key, [None]).acta[0]
 
     def acta(self, chronicum_id: str, query: ActaQuery) -> list[Actum]:
-        acta = self._read(self._entry(chronicum_id), query, None)
+        acta = self._read(self._entry(chronicum_id), query, None, cut_window)
         assert acta is not None
         return acta
 
@@ -104,7 +107,13 @@ class InMemoryStore:
         self, owner_id: str, chronicum_id: str, query: ActaQuery
     ) -> list[Actum] | None:
         entry = self._entries.get(chronicum_id)
-        return None if entry is None else self._read(entry, query, owner_id)
+        return None if entry is None else self._read(entry, query, owner_id, cut_window)
+
+    def acta_page_if_owner(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery
+    ) -> tuple[list[Actum], bool] | None:
+        entry = self._entries.get(chronicum_id)
+        return None if entry is None else self._read(entry, query, owner_id, cut_page)
 
     def _append(
         self,
@@ -139,9 +148,16 @@ class InMemoryStore:
             entry.chronicum = dataclasses.replace(entry.chronicum, last_activity_at=at)
             return Recorded(stored)
 
-    def _read(self, entry: _Entry, query: ActaQuery, owner_id: str | None) -> list[Actum] | None:
-        """The window of ``query`` on ``entry``, read under its lock with the owner
-        checked there (``None`` for another owner's, or one deleted meanwhile)."""
+    def _read(
+        self,
+        entry: _Entry,
+        query: ActaQuery,
+        owner_id: str | None,
+        cut: Callable[[list[Actum], ActaQuery, Callable[[Actum], int]], _T],
+    ) -> _T | None:
+        """``cut`` (the window, or the page) of ``query`` on ``entry``, from the acta
+        read under its lock with the owner checked there (``None`` for another
+        owner's, or one deleted meanwhile)."""
         with entry.lock:
             if owner_id is not None and (
                 entry.chronicum.owner_id != owner_id
@@ -155,7 +171,7 @@ class InMemoryStore:
             found = tokens.get(actum.id)
             return content_tokens(actum.content) if found is None else found
 
-        return cut_window(acta, query, count)
+        return cut(acta, query, count)
 
     def list_chronica(self, owner_id: str, limit: int, after: Chronicum | None) -> list[Chronicum]:
         with self._lock:

@@ -16,9 +16,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from chronica import services
 from chronica.errors import ChronicumNotFound, InvalidQuery
+from chronica.validation import FOLLOW_PARAMETERS
 from chronica.values import Actum
 
-from .chronica_show import add_filter_arguments, as_json, split_values
+from .chronica_show import add_window_arguments, as_json, window_arguments
 
 
 def as_line(actum: Actum) -> str:
@@ -39,8 +40,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("chronicum_id")
         parser.add_argument("--owner", required=True, help="the owner ID of the chronicum")
-        parser.add_argument("--after", metavar="ACTUM_ID", help="start after this actum")
-        add_filter_arguments(parser)
+        add_window_arguments(parser, FOLLOW_PARAMETERS)
         parser.add_argument(
             "--count", type=int, default=0, metavar="N", help="stop after N acta (0: never)"
         )
@@ -52,13 +52,7 @@ class Command(BaseCommand):
 
     async def follow(self, options: dict[str, Any]) -> None:
         chronicum_id, owner = options["chronicum_id"], options["owner"]
-        acta = services.afollow(
-            owner,
-            chronicum_id,
-            after=options["after"],
-            kinds=split_values(options["kind"]),
-            actor_kinds=split_values(options["actor_kind"]),
-        )
+        acta = services.afollow(owner, chronicum_id, **window_arguments(options, FOLLOW_PARAMETERS))
         printed = 0
         try:
             async with contextlib.aclosing(acta):

@@ -1,15 +1,16 @@
 """``manage.py chronica_show``: print a transcript in write order, or list an owner's chronica.
 
 An operator tool: it reads any owner's chronicum. The window is read through the
-configured Chronicarius as the chronicum's owner, so ``--kind``, ``--last-n`` and
-``--max-tokens`` behave exactly as ``chronica.services.get_acta``.
+configured Chronicarius as the chronicum's owner, so its flags (``--kind``,
+``--last-n``, ``--max-tokens``..., one for each of ``chronica.validation.PARAMETERS``
+the commands offer) behave exactly as ``chronica.services.get_acta``.
 """
 
 from __future__ import annotations
 
 import json
 from argparse import ArgumentParser
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -17,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from chronica import services
 from chronica.errors import ChronicumNotFound, InvalidQuery
 from chronica.services import get_chronicarius
+from chronica.validation import WINDOW_PARAMETERS, Parameter
 from chronica.values import Actum, Chronicum
 
 SHOWN_CHARS = 4096
@@ -33,20 +35,48 @@ def split_values(values: list[str] | None) -> list[str] | None:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def add_filter_arguments(parser: ArgumentParser) -> None:
-    """``--kind`` and ``--actor-kind``, read with :func:`split_values`."""
-    parser.add_argument(
-        "--kind",
-        action="append",
-        metavar="K",
-        help="message, thought, tool_request or tool_response (repeatable)",
-    )
-    parser.add_argument(
-        "--actor-kind",
-        action="append",
-        metavar="K",
-        help="human, agent or system (repeatable)",
-    )
+def _flag(parameter: Parameter) -> str:
+    return "--" + parameter.name.replace("_", "-")
+
+
+def add_window_arguments(parser: ArgumentParser, parameters: Iterable[Parameter]) -> None:
+    """A flag for each of ``parameters`` the commands offer (``--kind``, ``--last-n``...),
+    made from its declaration in ``chronica.validation.PARAMETERS``."""
+    for parameter in parameters:
+        if not parameter.command:
+            continue
+        help = parameter.help
+        if parameter.choices:
+            help += f": {', '.join(parameter.choices)}"
+        if parameter.repeatable:
+            parser.add_argument(
+                _flag(parameter),
+                action="append",
+                metavar="K" if parameter.choices else "ID",
+                help=f"{help} (repeatable)",
+            )
+        elif parameter.type is int:
+            parser.add_argument(_flag(parameter), type=int, metavar="N", help=help)
+        else:
+            parser.add_argument(_flag(parameter), metavar="ID", help=help)
+
+
+def window_arguments(options: dict[str, Any], parameters: Iterable[Parameter]) -> dict[str, Any]:
+    """The keyword arguments of ``chronica.services`` that the flags of
+    :func:`add_window_arguments` give (each one given; the others keep the defaults)."""
+    found: dict[str, Any] = {}
+    for parameter in parameters:
+        value = options.get(parameter.name) if parameter.command else None
+        if value is None:
+            continue
+        found[parameter.argument] = split_values(value) if parameter.repeatable else value
+    return found
+
+
+def window_flags(parameters: Iterable[Parameter]) -> str:
+    """The flags of ``parameters``, for a message: ``--kind, --actor-kind and --last-n``."""
+    flags = [_flag(p) for p in parameters if p.command]
+    return ", ".join(flags[:-1]) + f" and {flags[-1]}" if len(flags) > 1 else "".join(flags)
 
 
 def as_json(actum: Actum) -> str:
@@ -146,17 +176,7 @@ class Command(BaseCommand):
             help="without a chronicum ID: list this owner's chronica; with one: read it"
             " only if it is this owner's",
         )
-        add_filter_arguments(parser)
-        parser.add_argument(
-            "--last-n", type=int, default=0, metavar="N", help="only the last N (0: all)"
-        )
-        parser.add_argument(
-            "--max-tokens",
-            type=int,
-            default=None,
-            metavar="N",
-            help="only the newest acta whose token counts add up to at most N",
-        )
+        add_window_arguments(parser, WINDOW_PARAMETERS)
         parser.add_argument(
             "--json", action="store_true", help="one JSON object per line, every actum whole"
         )
@@ -175,9 +195,8 @@ class Command(BaseCommand):
                     "give a chronicum ID to print its acta, or --owner ID to list that"
                     " owner's chronica"
                 )
-            window = [o for o in ("kind", "actor_kind", "max_tokens") if options[o] is not None]
-            if window or options["last_n"]:
-                raise CommandError("--kind, --actor-kind, --last-n and --max-tokens need an ID")
+            if window_arguments(options, WINDOW_PARAMETERS):
+                raise CommandError(f"{window_flags(WINDOW_PARAMETERS)} need an ID")
             self.list_chronica(owner_id, as_json=options["json"])
             return
         self.show(chronicum_id, owner_id, options)
@@ -207,21 +226,13 @@ class Command(BaseCommand):
         missing = f"no chronicum with ID {chronicum_id!r}" + (
             f" of owner {owner_id!r}" if owner_id is not None else ""
         )
-        window = {
-            "kinds": split_values(options["kind"]),
-            "actor_kinds": split_values(options["actor_kind"]),
-            "last_n": options["last_n"],
-            "max_tokens": options["max_tokens"],
-        }
-        narrowed = any(window[k] for k in ("kinds", "actor_kinds", "last_n")) or (
-            window["max_tokens"] is not None
-        )
+        window = window_arguments(options, WINDOW_PARAMETERS)
         try:
             if owner_id is None:
                 owner_id = chronicarius.store.get(chronicum_id).owner_id
             acta = chronicarius.get_acta(owner_id, chronicum_id, **window)
             empty = not acta and not (
-                narrowed and chronicarius.get_acta(owner_id, chronicum_id, last_n=1)
+                window and chronicarius.get_acta(owner_id, chronicum_id, last_n=1)
             )
         except ChronicumNotFound:
             raise CommandError(missing) from None
