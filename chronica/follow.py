@@ -12,7 +12,7 @@ The listener is a thread per database, holding one connection that LISTENs on
 the ``chronica`` channel. The followers of every event loop of the process share
 it: it starts with the first subscription and closes its connection when the
 last one ends. On that connection it also holds a lock per followed chronicum,
-without which writes into it send no NOTIFY (``chronica.stores.db`` says why); it
+without which writes into it send no NOTIFY (``chronica.stores.pg_listen`` says why); it
 gets the lock once the writes that sent none have committed, and then wakes that
 chronicum's followers. A lost connection is opened again (after
 0.1 s, doubling up to 5 s), and since notifications sent meanwhile are lost,
@@ -223,7 +223,7 @@ class _Listener:
     def _listen(self) -> None:
         import psycopg
 
-        from .stores.db import PG_LISTEN
+        from .stores.pg_listen import PG_LISTEN
 
         with psycopg.Connection.connect(**self._params) as conn:
             # Notifications that arrive while a statement of ours runs.
@@ -256,7 +256,7 @@ class _Listener:
     def _follow(self, conn: Any) -> None:
         """Hold the lock of each followed chronicum and of no other; wake the
         followers of a chronicum once its lock is had."""
-        from .stores.db import PG_FOLLOW, PG_UNFOLLOW
+        from .stores.pg_listen import PG_FOLLOW, PG_UNFOLLOW
 
         with _lock:
             wanted = set(self.subscriptions)

@@ -18,7 +18,9 @@ from django.db import connection, connections, transaction
 from chronica import Actum, services
 from chronica.follow import listener_threads
 from chronica.services import Chronicarius
-from chronica.stores.db import NOTIFY_CHANNEL, PG_FOLLOW, DjangoStore
+from chronica.stores.db import DjangoStore
+from chronica.stores.db.dialects import dialect_of
+from chronica.stores.pg_listen import NOTIFY_CHANNEL, PG_FOLLOW
 
 from . import scenario
 from .database import backend_pids, server_connection
@@ -211,7 +213,6 @@ async def test_a_write_left_open_while_a_follow_begins_is_not_missed(woken_only)
 def test_a_follower_reads_from_its_position_by_index_however_long_the_chronicum():
     """The read starts where the follower is, on (chronicum_id, seq): the row comparison
     is where the index scan starts, not a filter over the chronicum's older acta."""
-    from chronica.stores.db import _after_plan
     from chronica.values import ActaQuery
 
     services.record_acta(OWNER, scenario.acta())
@@ -225,7 +226,7 @@ def test_a_follower_reads_from_its_position_by_index_however_long_the_chronicum(
         cursor.execute("ANALYZE acta")
         cursor.execute("SELECT MIN(seq) + 10000 FROM acta WHERE chronicum_id = %s", [CHRONICUM])
         position = cursor.fetchone()[0]
-        sql, params = next(_after_plan(OWNER, CHRONICUM, ActaQuery(), position, 200, "postgresql"))
+        sql, params = dialect_of(connection).after_sql(OWNER, CHRONICUM, ActaQuery(), position, 200)
         cursor.execute("EXPLAIN (COSTS OFF) " + sql, params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Index Scan using acta_chronicum_seq on acta" in plan, plan

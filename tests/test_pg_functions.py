@@ -5,13 +5,15 @@ statement sent with Django's client-side binding is planned anew each time)."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 
 import pytest
 from django.db import connection
 
 from chronica import ChronicumNotFound, models, services
-from chronica.stores import db
+from chronica.stores import db, pg_listen
+from chronica.stores.db import functions_0004, postgresql
 from chronica.values import ActaQuery
 
 from . import scenario
@@ -21,9 +23,30 @@ functions = importlib.import_module("chronica.migrations.0004_postgresql_functio
 
 
 def test_the_migration_names_what_the_store_names():
-    assert functions._FOLLOWED == db._FOLLOWED
-    assert models.Actum._meta.db_table == functions._ACTA
-    assert models.Chronicum._meta.db_table == functions._CHRONICA
+    assert functions_0004.FOLLOWED == pg_listen.FOLLOWED
+    assert models.Actum._meta.db_table == functions_0004.ACTA
+    assert models.Chronicum._meta.db_table == functions_0004.CHRONICA
+    assert (functions.RECORD_ACTUM, functions.RECORD_ACTA, functions.OWNS, functions.DROP) == (
+        functions_0004.RECORD_ACTUM,
+        functions_0004.RECORD_ACTA,
+        functions_0004.OWNS,
+        functions_0004.DROP,
+    )
+
+
+def test_the_functions_of_migration_0004_are_frozen():
+    """Every database that ran migration 0004 has these functions, byte for byte: a
+    change is a new migration with texts of its own, never an edit of these."""
+    digests = {
+        name: hashlib.sha256(getattr(functions_0004, name).encode()).hexdigest()[:16]
+        for name in ("RECORD_ACTUM", "RECORD_ACTA", "OWNS", "DROP")
+    }
+    assert digests == {
+        "RECORD_ACTUM": "0b1b56bdca70a04e",
+        "RECORD_ACTA": "616ec8710592fd7c",
+        "OWNS": "cae01dfc028f9901",
+        "DROP": "cf25a69af587a069",
+    }
 
 
 def statements(call) -> list[str]:
@@ -190,11 +213,11 @@ def test_without_the_functions_a_write_is_one_plain_statement(postgres):
 
 
 def test_migrate_makes_the_store_look_again(postgres):
-    db._FUNCTIONS[("default", "x")] = False
+    postgresql._FUNCTIONS[("default", "x")] = False
     from django.core.management import call_command
 
     call_command("migrate", "chronica", verbosity=0)
-    assert db._FUNCTIONS == {}
+    assert postgresql._FUNCTIONS == {}
 
 
 @pytest.fixture

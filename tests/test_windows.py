@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from chronica import Actum, ActumKind, ChronicumNotFound, InvalidQuery, services
 from chronica.interfaces import BatchStore
 from chronica.services import Chronicarius
-from chronica.stores.db import DjangoStore, window_sql
+from chronica.stores.db import DjangoStore
+from chronica.stores.db.dialects import dialect_of
 from chronica.stores.memory import InMemoryStore
 from chronica.tokens import estimate_tokens
 from chronica.values import ActaPage, ActaQuery, Chronicum
@@ -461,7 +462,7 @@ def test_the_window_plan_stays_on_the_chronicum_seq_index(query, functions):
             " 'ardian', 'x', now() FROM generate_series(1, 60000) g"
         )
         cursor.execute("ANALYZE acta")
-        sql, params = window_sql("plan-1", query, OWNER, vendor="postgresql", functions=functions)
+        sql, params = dialect_of(connection).window_sql("plan-1", query, OWNER, functions=functions)
         cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
         plan = json.dumps(cursor.fetchone()[0])
     assert "acta_chronicum_seq" in plan

@@ -5,7 +5,7 @@ database alias, built from that alias's Django settings the way Django's own
 backend builds its connections (NAME, USER, PASSWORD, HOST, PORT, OPTIONS and
 Django's adapters; client- or server-side binding and prepared statements as
 OPTIONS say). They run the same plans, so the same statements, as the sync path
-(``chronica.stores.db``), and a database error comes back as Django's
+(``chronica.stores.db.plans``), and a database error comes back as Django's
 (``django.db.OperationalError`` and the rest), as it does there.
 
 A pool holds up to ``CHRONICA["ASYNC_POOL_SIZE"]`` connections and is made on
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from psycopg import AsyncConnection
     from psycopg_pool import AsyncConnectionPool
 
-    from .db import Plan
+    from .db.base import Plan
 
 __all__ = ["available", "close_pools", "connection_params", "run"]
 

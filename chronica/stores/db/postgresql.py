@@ -1,0 +1,200 @@
+"""PostgreSQL's dialect: a write, a batch included, is one statement; reads hand times
+over as integers; followers are woken by NOTIFY (``chronica.stores.pg_listen``).
+
+The chronicum row is locked first (UPDATE or FOR UPDATE); the acta are inserted after
+it, so their seq is drawn only once the lock is held. A batch travels as one JSON
+array, one parameter for any batch size (one statement text); WITH ORDINALITY and
+ORDER BY n number the batch in its given order. One JSON string, not an array per
+column: with Django's client-side binding psycopg quotes a string in C but builds an
+array literal in Python, element by element (BENCHMARKS.md, case batch).
+
+Writes without a key call the PL/pgSQL functions of migration 0004 (the same steps:
+lock and bump, insert, NOTIFY when followed): PostgreSQL keeps their plans for the
+session, where a statement sent with Django's client-side binding is planned anew
+each time (BENCHMARKS.md, "Where the write and the window stand"). The owner, NULL
+when the write is not owner-scoped, is checked in the same UPDATE. Each answers one
+scalar (the write's epoch microseconds, NULL when the chronicum is not found), so the
+call is "SELECT f(...)", cheaper to plan than "SELECT ... FROM f(...)". Where the
+functions are missing (tables made without migrations, pytest-django's
+--no-migrations), the same write is one statement, with the same parameters and
+answer (no row when the chronicum is not found): slower to plan, not different.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...interfaces import Subscription
+from ...values import Actum
+from ..pg_listen import NOTIFY_CHANNEL, PG_NOTIFY, notify_if_followed
+from .base import BaseDialect, Database, Plan, Statement, Template
+from .rows import actum_params, batch_json, member_keys
+
+__all__ = ["PostgreSQLDialect", "forget_functions"]
+
+MICROS = "(EXTRACT(EPOCH FROM {}) * 1000000)::bigint"
+"""A timestamp read as microseconds since the epoch, exact (EXTRACT gives a numeric
+since PostgreSQL 14): an int becomes a datetime much faster than Django's timestamptz
+loader, written in Python, parses one (BENCHMARKS.md, case window)."""
+
+_RECORD = """
+WITH c AS (
+    UPDATE {chronica} SET last_activity_at = clock_timestamp()
+    WHERE id = %s AND owner_id = COALESCE(%s::varchar, owner_id)
+    RETURNING id, last_activity_at
+), ins AS (
+    INSERT INTO {acta} ({insert_columns})
+    SELECT v.id, c.id, v.kind, v.actor_kind, v.actor, v.content, c.last_activity_at,
+           v.call_id, v.data::jsonb, v.tokens, NULL
+    FROM c, {source}
+    ORDER BY v.n
+)
+SELECT {written}, {notify} FROM c
+"""
+
+# With a key: the first actum carries it, and the rest are inserted only from the
+# first's result, so a key already used (ON CONFLICT) writes nothing at all.
+_RECORD_KEYED = """
+WITH c AS (
+    SELECT id FROM {chronica} WHERE id = %s{owner} FOR UPDATE
+), first AS (
+    INSERT INTO {acta} ({insert_columns})
+    SELECT %s, c.id, %s, %s, %s, %s, clock_timestamp(), %s, %s::jsonb, %s, %s FROM c
+    ON CONFLICT (chronicum_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING chronicum_id, at
+), rest AS (
+    INSERT INTO {acta} ({insert_columns})
+    SELECT v.id, first.chronicum_id, v.kind, v.actor_kind, v.actor, v.content, first.at,
+           v.call_id, v.data::jsonb, v.tokens, v.key
+    FROM first, {batch}
+    ORDER BY v.n
+), upd AS (
+    UPDATE {chronica} SET last_activity_at = first.at FROM first
+    WHERE {chronica}.id = first.chronicum_id
+)
+SELECT (SELECT {written} FROM first), EXISTS (SELECT 1 FROM c),
+       (SELECT {notify} FROM first)
+"""
+# What the writes answer: the write's time, and the NOTIFY when followed.
+_WRITTEN = {"written": MICROS.format("last_activity_at"), "notify": notify_if_followed("c.id")}
+_WRITTEN_KEYED = {
+    "written": MICROS.format("at"),
+    "notify": notify_if_followed("first.chronicum_id"),
+}
+
+
+_FUNCTIONS: dict[tuple[str, str], bool] = {}
+"""Whether migration 0004's functions exist, by (alias, database name): looked up on
+the first write or window of a process, since the tables cannot lose them without a
+migration."""
+
+
+def forget_functions() -> None:
+    """Look the functions up again at the next write or window (after a migration that
+    added or dropped them in this process)."""
+    _FUNCTIONS.clear()
+
+
+class PostgreSQLDialect(BaseDialect):
+    has_on_conflict = True
+    writes_in_one_statement = True
+
+    def timestamp(self, column: str) -> str:
+        return MICROS.format(column)
+
+    def octets(self, column: str) -> str:
+        return f"octet_length({column})"
+
+    lock = Template("{exists_owned} FOR UPDATE")
+
+    # -- migration 0004's functions (chronica.stores.db.functions_0004) ----------
+
+    find_functions = (
+        "SELECT to_regproc('chronica_record_actum') IS NOT NULL"
+        " AND to_regproc('chronica_record_acta') IS NOT NULL"
+        " AND to_regproc('chronica_owns') IS NOT NULL"
+    )
+    record_actum_call = "SELECT chronica_record_actum(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    record_acta_call = "SELECT chronica_record_acta(%s, %s, %s::json)"
+
+    def owner_check(self, functions: bool) -> str:
+        # chronica_owns runs once, in front of the scan, on the plan it keeps for the
+        # session: the subquery was half of the window's planning.
+        return "chronica_owns(%s, %s)" if functions else self.owns
+
+    # -- the writes as statements ------------------------------------------------
+
+    one_actum = Template(
+        "(VALUES (%s::varchar, %s::varchar, %s::varchar, %s::varchar, %s::text, %s::varchar,"
+        " %s::text, %s::bigint, 1::bigint)) AS v(id, kind, actor_kind, actor, content, call_id,"
+        " data, tokens, n)"
+    )
+    batch = Template(
+        "ROWS FROM (json_to_recordset(%s::json) AS (id varchar, kind varchar,"
+        " actor_kind varchar, actor varchar, content text, call_id varchar, data text,"
+        " tokens bigint, key varchar)) WITH ORDINALITY AS"
+        " v(id, kind, actor_kind, actor, content, call_id, data, tokens, key, n)"
+    )
+    record_one = Template(_RECORD, source="{one_actum}", **_WRITTEN)
+    record_batch = Template(_RECORD, source="{batch}", **_WRITTEN)
+    record_keyed = Template(_RECORD_KEYED, owner="", **_WRITTEN_KEYED)
+    record_keyed_owned = Template(_RECORD_KEYED, owner=" AND owner_id = %s", **_WRITTEN_KEYED)
+
+    def use_functions(self, database: Database, *, writing: bool) -> Plan[bool]:
+        """Where the database has them (looked up once a process), except for a write
+        where the connections prepare statements: a prepared write is planned once a
+        connection, and then runs faster than the function (a window's owner check is
+        faster with the function either way; BENCHMARKS.md)."""
+        if writing and database.prepares:
+            return False
+        key = (database.alias, database.name)
+        functions = _FUNCTIONS.get(key)
+        if functions is None:
+            found = yield self.find_functions, []
+            functions = _FUNCTIONS[key] = bool(found[0][0])
+        return functions
+
+    def record_statement(
+        self,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+        owner_id: str | None,
+        *,
+        functions: bool,
+    ) -> Statement:
+        chronicum_id = acta[0].chronicum_id
+        if key is None and len(acta) == 1:
+            sql = self.record_actum_call if functions else self.record_one
+            return sql, [chronicum_id, owner_id, *actum_params(acta[0], tokens[0])]
+        if key is None:
+            sql = self.record_acta_call if functions else self.record_batch
+            return sql, [chronicum_id, owner_id, batch_json(acta, None, tokens)]
+        sql = self.record_keyed if owner_id is None else self.record_keyed_owned
+        return sql, [
+            chronicum_id,
+            *([] if owner_id is None else [owner_id]),
+            *actum_params(acta[0], tokens[0]),
+            key,
+            batch_json(acta[1:], member_keys(key, len(acta))[1:], tokens[1:]),
+        ]
+
+    # -- behaviour ---------------------------------------------------------------
+
+    def lock_chronicum(self, cursor: Any, chronicum_id: str, owner_id: str) -> bool:
+        cursor.execute(self.lock, [chronicum_id, owner_id])
+        return bool(cursor.fetchall())
+
+    def deleted(self, cursor: Any, chronicum_id: str) -> None:
+        cursor.execute(PG_NOTIFY, [NOTIFY_CHANNEL, chronicum_id])
+
+    def subscribe(self, alias: str, chronicum_id: str) -> Subscription | None:
+        from ...follow import listen
+
+        return listen(alias, chronicum_id)
+
+    def supports_async(self) -> bool:
+        from .. import pg_async
+
+        return pg_async.available()

@@ -1,0 +1,94 @@
+"""Chronica's values as the statements take them, and the rows they hand back as values."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from django.utils.dateparse import parse_datetime
+
+from ...validation import dumps_data, loads_data
+from ...values import ActorKind, Actum, ActumKind, stored_actum
+
+__all__ = ["actum", "actum_params", "batch_json", "member_keys", "utc"]
+
+_KINDS = {k.value: k for k in ActumKind}
+_ACTOR_KINDS = {k.value: k for k in ActorKind}
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def utc(value: Any) -> dt.datetime:
+    """A time as a database hands it back, as an aware UTC datetime."""
+    # PostgreSQL hands back aware datetimes (or epoch microseconds where we ask for
+    # them); SQLite a string; MySQL a naive UTC datetime.
+    if isinstance(value, int):
+        return _EPOCH + dt.timedelta(0, 0, value)
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    if value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)  # type: ignore[no-any-return]
+    return value.astimezone(dt.UTC)  # type: ignore[no-any-return]
+
+
+def actum(chronicum_id: str, row: Sequence[Any]) -> Actum:
+    """The actum of a row that selected ``dialect.columns()``."""
+    data = row[7]
+    return stored_actum(
+        chronicum_id,
+        _KINDS[row[1]],
+        _ACTOR_KINDS[row[2]],
+        row[3],
+        row[4],
+        row[0],
+        utc(row[5]),
+        row[6],
+        None if data is None else loads_data(data),
+    )
+
+
+def member_keys(key: str | None, count: int) -> list[str | None]:
+    """The idempotency key column of each actum of a batch: the key on the first,
+    ``<key>\\n<position>`` on the others (a key never holds a newline)."""
+    keys: list[str | None] = [None] * count
+    if key is not None:
+        keys = [key, *(f"{key}\n{i}" for i in range(1, count))]
+    return keys
+
+
+_ACTUM_PARAMS = ("id", "kind", "actor_kind", "actor", "content", "call_id", "data", "tokens")
+
+
+def actum_params(actum: Actum, tokens: int | None) -> list[Any]:
+    """One actum's columns as the PostgreSQL writes take them, in the order of
+    ``_ACTUM_PARAMS`` (data as JSON text)."""
+    return [
+        actum.id,
+        actum.kind.value,
+        actum.actor_kind.value,
+        actum.actor,
+        actum.content,
+        actum.call_id,
+        None if actum.data is None else dumps_data(actum.data),
+        tokens,
+    ]
+
+
+def batch_json(
+    acta: Sequence[Actum], keys: Sequence[str | None] | None, tokens: Sequence[int | None]
+) -> str:
+    """The batch as the JSON array the PostgreSQL statement reads, one object an actum
+    (with each one's idempotency key when ``keys`` are given)."""
+    objects = [
+        dict(zip(_ACTUM_PARAMS, actum_params(a, count), strict=True))
+        for a, count in zip(acta, tokens, strict=True)
+    ]
+    if keys is not None:
+        for obj, key in zip(objects, keys, strict=True):
+            obj["key"] = key
+    return json.dumps(
+        objects,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )

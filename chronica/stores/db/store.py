@@ -1,0 +1,275 @@
+"""``DjangoStore``: the store calls, each one plan (or write) in the connection's dialect."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from django.db import DEFAULT_DB_ALIAS, connections, router, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from ... import models
+from ...errors import ChronicumNotFound
+from ...interfaces import Subscription
+from ...values import ActaQuery, Actum, Chronicum, Recorded
+from . import plans
+from .base import BaseDialect, Database, Plan, run_plan
+from .dialects import dialect_of
+from .rows import actum, utc
+
+__all__ = ["DjangoStore"]
+
+_T = TypeVar("_T")
+
+
+class DjangoStore:
+    """A chronica store on the Django database ``using`` (by default the database the
+    routers choose for writing chronica), with every capability of
+    ``chronica.interfaces``."""
+
+    supports_windows = True
+
+    def __init__(self, using: str | None = None) -> None:
+        self.using = using
+
+    def __repr__(self) -> str:
+        return f"<DjangoStore using={self.using!r}>"
+
+    @property
+    def alias(self) -> str:
+        return self.using or router.db_for_write(models.Chronicum) or DEFAULT_DB_ALIAS
+
+    def _connection(self) -> BaseDatabaseWrapper:
+        connection = connections[self.alias]
+        # A worker outside the request cycle never gets Django's clean-up of a
+        # broken connection: drop it here so that the next call reconnects.
+        if (
+            connection.errors_occurred
+            and connection.connection is not None
+            and not connection.in_atomic_block
+        ):
+            if connection.is_usable():
+                connection.errors_occurred = False
+            else:
+                connection.close()
+        return connection
+
+    def _dialect(self) -> BaseDialect:
+        return dialect_of(connections[self.alias])
+
+    def _database(self, connection: BaseDatabaseWrapper | None = None) -> Database:
+        """What the plans need to know of this store's database (``connection``'s)."""
+        connection = connections[self.alias] if connection is None else connection
+        settings = connection.settings_dict
+        options = settings.get("OPTIONS") or {}
+        prepares = (
+            options.get("server_side_binding") is True
+            and options.get("prepare_threshold") is not None
+        )
+        return Database(connection.alias, str(settings["NAME"]), prepares)
+
+    def _run(self, connection: BaseDatabaseWrapper, plan: Plan[_T]) -> _T:
+        with connection.cursor() as cursor:
+            return run_plan(cursor, plan)
+
+    def on_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the caller's transaction commits (now, if there is none)."""
+        transaction.on_commit(callback, using=self.alias)
+
+    # -- Store ----------------------------------------------------------------
+
+    def create(self, chronicum: Chronicum) -> None:
+        connection = self._connection()
+        dialect_of(connection).create_chronicum(connection, chronicum)
+
+    def get(self, chronicum_id: str) -> Chronicum:
+        connection = self._connection()
+        return self._run(connection, plans.get_plan(dialect_of(connection), chronicum_id))
+
+    def record(self, actum: Actum) -> Actum:
+        return self.record_batch([actum], None, [None]).acta[0]
+
+    def record_idempotent(self, actum: Actum, key: str) -> Actum:
+        return self.record_batch([actum], key, [None]).acta[0]
+
+    def acta(self, chronicum_id: str, query: ActaQuery) -> list[Actum]:
+        acta = self._acta(chronicum_id, query, None)
+        assert acta is not None
+        return acta
+
+    # -- capabilities ---------------------------------------------------------
+
+    def record_batch(
+        self, acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
+    ) -> Recorded:
+        recorded = self._record(acta, key, tokens, None)
+        if recorded is None:
+            raise ChronicumNotFound(acta[0].chronicum_id)
+        return recorded
+
+    def record_batch_if_owner(
+        self,
+        owner_id: str,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+    ) -> Recorded | None:
+        """``record_batch``, done only if the chronicum exists and belongs to
+        ``owner_id``; otherwise ``None`` and nothing is written."""
+        return self._record(acta, key, tokens, owner_id)
+
+    def acta_if_owner(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery
+    ) -> list[Actum] | None:
+        """``acta``, read only if the chronicum exists and belongs to ``owner_id``;
+        otherwise ``None`` and no actum is read."""
+        return self._acta(chronicum_id, query, owner_id)
+
+    def list_chronica(self, owner_id: str, limit: int, after: Chronicum | None) -> list[Chronicum]:
+        connection = self._connection()
+        dialect = dialect_of(connection)
+        params: list[Any] = [owner_id]
+        if after is not None:
+            at = connection.ops.adapt_datetimefield_value(after.last_activity_at)
+            params += [at, at, after.id]
+        params.append(limit)
+        with connection.cursor() as cursor:
+            cursor.execute(dialect.list_first if after is None else dialect.list_after, params)
+            rows = cursor.fetchall()
+        return [Chronicum(row[0], row[1], utc(row[2]), utc(row[3])) for row in rows]
+
+    def delete(self, chronicum_id: str, owner_id: str) -> None:
+        connection = self._connection()
+        dialect = dialect_of(connection)
+
+        def delete() -> None:
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                self._lock(dialect, cursor, chronicum_id, owner_id)
+                cursor.execute(dialect.delete_acta, [chronicum_id])
+                cursor.execute(dialect.delete_chronicum, [chronicum_id])
+                dialect.deleted(cursor, chronicum_id)
+
+        dialect.retry_when_locked(connection, delete)
+
+    def pop(self, chronicum_id: str, owner_id: str) -> Actum | None:
+        connection = self._connection()
+        dialect = dialect_of(connection)
+
+        def pop() -> Actum | None:
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                # Under the chronicum's lock, and in a statement of its own, so that a pop
+                # that waited for another sees what that one left.
+                self._lock(dialect, cursor, chronicum_id, owner_id)
+                cursor.execute(dialect.newest_seq, [chronicum_id, chronicum_id])
+                newest = cursor.fetchone()
+                if newest is None:
+                    return None
+                cursor.execute(dialect.by_seq, [newest[0]])
+                row = cursor.fetchone()
+                cursor.execute(dialect.delete_actum, [newest[0]])
+            return actum(chronicum_id, row)
+
+        return dialect.retry_when_locked(connection, pop)
+
+    # -- following --------------------------------------------------------------
+
+    def follow_position(self, owner_id: str, chronicum_id: str, after: str | None) -> int | None:
+        """The seq of the actum ``after``, or the newest seq now; ``None`` if the
+        chronicum is missing or not ``owner_id``'s."""
+        connection = self._connection()
+        plan = plans.position_plan(dialect_of(connection), owner_id, chronicum_id, after)
+        return self._run(connection, plan)
+
+    def acta_after(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
+    ) -> tuple[list[Actum], int] | None:
+        """The acta after seq ``position`` that pass the filters, and the seq to read
+        from next (see ``FollowingStore``), in one statement."""
+        connection = self._connection()
+        dialect = dialect_of(connection)
+        plan = plans.after_plan(dialect, owner_id, chronicum_id, query, position, limit)
+        return self._run(connection, plan)
+
+    def subscribe(self, chronicum_id: str) -> Subscription | None:
+        """On PostgreSQL, wake-ups from this process's one LISTEN connection; elsewhere
+        ``None`` (followers poll)."""
+        return self._dialect().subscribe(self.alias, chronicum_id)
+
+    # -- the asyncio path (PostgreSQL) -------------------------------------------
+
+    def supports_async(self) -> bool:
+        """On PostgreSQL with psycopg_pool installed, the ``a*`` methods run the same
+        plans on psycopg's async connections (``chronica.stores.pg_async``)."""
+        return self._dialect().supports_async()
+
+    async def aget(self, chronicum_id: str) -> Chronicum:
+        return await self._arun(plans.get_plan(self._dialect(), chronicum_id))
+
+    async def arecord_batch_if_owner(
+        self,
+        owner_id: str,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+    ) -> Recorded | None:
+        plan = plans.record_plan(self._dialect(), acta, key, tokens, owner_id, self._database())
+        return await self._arun(plan)
+
+    async def aacta_if_owner(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery
+    ) -> list[Actum] | None:
+        plan = plans.acta_plan(self._dialect(), chronicum_id, query, owner_id, self._database())
+        return await self._arun(plan)
+
+    async def afollow_position(
+        self, owner_id: str, chronicum_id: str, after: str | None
+    ) -> int | None:
+        return await self._arun(plans.position_plan(self._dialect(), owner_id, chronicum_id, after))
+
+    async def aacta_after(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
+    ) -> tuple[list[Actum], int] | None:
+        dialect = self._dialect()
+        return await self._arun(
+            plans.after_plan(dialect, owner_id, chronicum_id, query, position, limit)
+        )
+
+    async def _arun(self, plan: Plan[_T]) -> _T:
+        from .. import pg_async
+
+        return await pg_async.run(self.alias, plan)
+
+    # -- reading and writing ----------------------------------------------------
+
+    def _acta(
+        self, chronicum_id: str, query: ActaQuery, owner_id: str | None
+    ) -> list[Actum] | None:
+        connection = self._connection()
+        dialect = dialect_of(connection)
+        plan = plans.acta_plan(dialect, chronicum_id, query, owner_id, self._database(connection))
+        return self._run(connection, plan)
+
+    def _record(
+        self,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+        owner_id: str | None,
+    ) -> Recorded | None:
+        connection = self._connection()
+        dialect = dialect_of(connection)
+        if dialect.writes_in_one_statement:
+            database = self._database(connection)
+            plan = plans.record_plan(dialect, acta, key, tokens, owner_id, database)
+            return self._run(connection, plan)
+        return dialect.retry_when_locked(
+            connection,
+            lambda: plans.record_in_transaction(dialect, connection, acta, key, tokens, owner_id),
+        )
+
+    @staticmethod
+    def _lock(dialect: BaseDialect, cursor: Any, chronicum_id: str, owner_id: str) -> None:
+        """Take the chronicum's row lock (SQLite: the database's write lock), or raise
+        ``ChronicumNotFound`` if it is not ``owner_id``'s."""
+        if not dialect.lock_chronicum(cursor, chronicum_id, owner_id):
+            raise ChronicumNotFound(chronicum_id)
