@@ -10,6 +10,7 @@ __all__ = [
     "IdempotencyUnsupported",
     "InvalidActum",
     "InvalidQuery",
+    "StateConflict",
     "StoreUnsupported",
 ]
 
@@ -47,3 +48,9 @@ class IdempotencyUnsupported(ChronicaError):
 class StoreUnsupported(ChronicaError, NotImplementedError):
     """The store lacks the capability a call needs (a batch, a listing, a delete, a
     pop); the message names it. Raised before anything is written."""
+
+
+class StateConflict(ChronicaError):
+    """A write's ``StateChange.expect`` did not hold (someone changed the state since it
+    was read), or a chronicum's state was named under another namespace. Nothing of
+    the write was stored."""

@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
-from .values import ActaQuery, Actum, Chronicum, Recorded
+from .values import (
+    ActaQuery,
+    Actum,
+    Chronicum,
+    NamespaceListing,
+    Recorded,
+    StateChange,
+    StateView,
+)
 
 __all__ = [
     "AsyncStore",
@@ -25,6 +33,7 @@ __all__ = [
     "OwnerScopedStore",
     "PagingStore",
     "PoppingStore",
+    "StateStore",
     "Store",
     "Subscription",
     "TransactionalStore",
@@ -191,6 +200,57 @@ class PagingStore(Protocol):
     def acta_page_if_owner(
         self, owner_id: str, chronicum_id: str, query: ActaQuery
     ) -> tuple[list[Actum], bool] | None: ...
+
+
+@runtime_checkable
+class StateStore(Protocol):
+    """State beside the acta: JSON documents written in the same transaction as acta.
+
+    Three kinds of document (``chronica.StateScope``), each a JSON object: a
+    chronicum's own state (one per chronicum, in the one namespace its first change
+    names; it goes with the chronicum); an owner's state in a namespace; and a
+    namespace's state, shared by every owner who writes into that namespace. How a
+    change applies is ``chronica.states.apply_all``, the same for every store.
+
+    * ``write_state`` appends ``acta`` (may be empty) to the chronicum of
+      ``owner_id`` and makes ``changes`` in one transaction, the owner checked in
+      the same step: ``None``, having written nothing, where the chronicum is
+      missing or another owner's. With ``create``, that chronicum is created first,
+      in the same transaction (``ChronicumExists`` if the ID is taken). A keyed
+      write that is a replay writes nothing, changes no state and returns the
+      replay. An ``expect`` that does not hold, or a chronicum state named under a
+      namespace other than its own: ``StateConflict``, nothing written. Concurrent
+      writes into one chronicum or one document apply one after the other, none lost.
+    * ``read_state`` reads the chronicum of ``owner_id`` (when ``chronicum_id`` is
+      given; ``None`` where it is missing or another owner's), its state in
+      ``namespace``, ``owner_id``'s state and the namespace's state, and with a
+      ``query`` the window of the chronicum's acta, as one consistent read.
+    * ``list_namespace`` lists the chronica whose state is in ``namespace`` (only
+      ``owner_id``'s when given), with their state, oldest ``last_activity_at``
+      first, ties by owner then ID; the owner states of the owners listed; and the
+      namespace state.
+    """
+
+    def write_state(
+        self,
+        owner_id: str,
+        chronicum_id: str,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+        changes: Sequence[StateChange],
+        create: Chronicum | None,
+    ) -> Recorded | None: ...
+
+    def read_state(
+        self,
+        owner_id: str,
+        namespace: str,
+        chronicum_id: str | None,
+        query: ActaQuery | None,
+    ) -> StateView: ...
+
+    def list_namespace(self, namespace: str, owner_id: str | None) -> NamespaceListing: ...
 
 
 @runtime_checkable

@@ -19,17 +19,25 @@ class Chronicum(models.Model):
     owner_id = models.CharField("owner", max_length=255)
     started_at = models.DateTimeField("started")
     last_activity_at = models.DateTimeField("last activity", db_index=True)
+    # Added after the first release, NULL for a writer that knows only the columns above:
+    # the chronicum's state (chronica.interfaces.StateStore) and the namespace it is in.
+    namespace = models.CharField(max_length=255, null=True, blank=True)  # noqa: DJ001
+    state = models.JSONField(null=True, blank=True)
 
     class Meta:
         db_table = "chronica"
         verbose_name = "chronicum"
         verbose_name_plural = "chronica"
         ordering = ["-last_activity_at"]
-        # An owner's chronica, latest activity first, ties by ID: one index range per page.
         indexes = [
+            # An owner's chronica, latest activity first, ties by ID: one index range per page.
             models.Index(
                 fields=["owner_id", "-last_activity_at", "id"], name="chronica_owner_activity"
-            )
+            ),
+            # A namespace's chronica (of one owner or of all), oldest activity first.
+            models.Index(
+                fields=["namespace", "owner_id", "last_activity_at"], name="chronica_namespace"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -89,6 +97,27 @@ class Actum(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} by {self.actor}"
+
+
+class SharedState(models.Model):
+    """A state document shared by several chronica: an owner's state in a namespace
+    (``owner_id`` set), or the namespace's own (``owner_id`` empty), shared by every
+    owner who writes into that namespace (chronica.interfaces.StateStore)."""
+
+    namespace = models.CharField(max_length=255)
+    owner_id = models.CharField("owner", max_length=255, blank=True)
+    value = models.JSONField(default=dict)
+    updated_at = models.DateTimeField("updated")
+
+    class Meta:
+        db_table = "chronica_states"
+        verbose_name = "shared state"
+        constraints = [
+            models.UniqueConstraint(fields=["namespace", "owner_id"], name="chronica_states_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.namespace} / {self.owner_id or '(namespace)'}"
 
 
 # -- chronica.integrations.pydantic_ai ------------------------------------------

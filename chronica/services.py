@@ -40,6 +40,7 @@ from .interfaces import (
     OwnerScopedStore,
     PagingStore,
     PoppingStore,
+    StateStore,
     Store,
     TransactionalStore,
     WindowStore,
@@ -55,6 +56,7 @@ from .validation import (
     check_identifier,
     check_listing,
     check_owner,
+    check_state_changes,
     check_token_count,
     check_whole_tool_calls,
     normalize_key,
@@ -68,7 +70,10 @@ from .values import (
     ActumKind,
     ChronicaPage,
     Chronicum,
+    NamespaceListing,
     Recorded,
+    StateChange,
+    StateView,
     restamped,
 )
 from .windows import cut_window, keep_whole_tool_calls
@@ -82,25 +87,31 @@ __all__ = [
     "aget_acta",
     "aget_acta_page",
     "aget_chronicum",
+    "aget_state",
     "alist_chronica",
     "alist_chronica_page",
+    "alist_namespace",
     "apop_actum",
     "arecord",
     "arecord_acta",
     "arecord_actum",
+    "aupdate_state",
     "create_chronicum",
     "delete_chronicum",
     "get_acta",
     "get_acta_page",
     "get_chronicarius",
     "get_chronicum",
+    "get_state",
     "list_chronica",
     "list_chronica_page",
+    "list_namespace",
     "owner_id_for",
     "pop_actum",
     "record",
     "record_acta",
     "record_actum",
+    "update_state",
 ]
 
 logger = logging.getLogger("chronica")
@@ -180,6 +191,8 @@ class Chronicarius:
             if isinstance(store, PagingStore) and self._scoped is not None and self._windows
             else None
         )
+
+        self._states = store if isinstance(store, StateStore) else None
         self._transactional = store if isinstance(store, TransactionalStore) else None
         self._following = store if isinstance(store, FollowingStore) else None
         self._notifying = store if isinstance(store, NotifyingStore) else None
@@ -193,7 +206,12 @@ class Chronicarius:
     # -- writing ---------------------------------------------------------
 
     def record(
-        self, owner_id: str, acta: Sequence[Actum], *, idempotency_key: str | None = None
+        self,
+        owner_id: str,
+        acta: Sequence[Actum],
+        *,
+        idempotency_key: str | None = None,
+        state: Sequence[StateChange] = (),
     ) -> Recorded:
         """The one write: record ``acta`` (a batch into one chronicum) for ``owner_id``.
 
@@ -203,17 +221,28 @@ class Chronicarius:
         new ID. With an ``idempotency_key`` already used in that chronicum, nothing
         is written and the acta stored the first time come back, with
         ``replayed=True``. An empty batch writes and creates nothing.
+
+        ``state``: changes to state documents (``StateChange``) made in the same
+        transaction as the acta, and not at all on a replay; an ``expect`` that does
+        not hold is ``StateConflict`` with nothing written. It needs a ``StateStore``.
         """
-        write = self._prepare(owner_id, acta, idempotency_key)
+        write = self._prepare(owner_id, acta, idempotency_key, state)
         return Recorded([]) if write is None else self._write(owner_id, write)
 
     def _prepare(
-        self, owner_id: str, acta: Sequence[Actum], idempotency_key: str | None
+        self,
+        owner_id: str,
+        acta: Sequence[Actum],
+        idempotency_key: str | None,
+        state: Sequence[StateChange] = (),
     ) -> _Write | None:
         """A write checked and ready for the store; ``None`` for an empty batch."""
         check_owner(owner_id)
         key = normalize_key(idempotency_key)
         batch = check_batch(owner_id, acta, key, self.max_actum_bytes)
+        changes = check_state_changes(state, self.max_actum_bytes) if state else []
+        if changes:
+            self._require(self._states, "keep state (it is not a StateStore)")
         if not batch:
             return None
         if key is not None and not self._idempotent:
@@ -226,16 +255,24 @@ class Chronicarius:
             )
         to_store = [restamped(actum, self.id_factory(), None) for actum in batch]
         tokens = [check_token_count(self.token_counter(actum), actum) for actum in to_store]
-        return _Write(to_store, key, tokens)
+        return _Write(to_store, key, tokens, to_store[0].chronicum_id, changes)
 
     def _write(self, owner_id: str, write: _Write) -> Recorded:
         """Append ``write`` for ``owner_id``, the owner checked in the same step as the
         append: never into a chronicum that another owner created after this call last
         looked (a delete and a re-create can happen between any two statements)."""
         to_store, key, tokens = write.acta, write.key, write.tokens
-        chronicum_id = to_store[0].chronicum_id
+        chronicum_id = write.chronicum_id
         scoped = self._scoped
         for _attempt in range(_WRITE_ATTEMPTS):
+            if write.changes and self._states is not None:
+                recorded = self._states.write_state(
+                    owner_id, chronicum_id, to_store, key, tokens, write.changes, None
+                )
+                if recorded is not None:
+                    return self._announce(owner_id, recorded)
+                self._own(owner_id, chronicum_id, create=True)
+                continue
             if scoped is not None:
                 recorded = scoped.record_batch_if_owner(owner_id, to_store, key, tokens)
                 if recorded is not None:
@@ -480,6 +517,78 @@ class Chronicarius:
                 lambda: _send(chronicum_deleted, owner_id=owner_id, chronicum_id=chronicum_id)
             )
 
+    # -- state beside the acta --------------------------------------------
+
+    def update_state(
+        self,
+        owner_id: str,
+        chronicum_id: str,
+        state: Sequence[StateChange],
+        *,
+        create: bool = False,
+    ) -> None:
+        """Make ``state`` changes for a chronicum of ``owner_id`` (its own state, the
+        owner's and the namespace's, as :meth:`record` does with acta), in one
+        transaction. With ``create``, the chronicum is created in that transaction
+        (``ChronicumExists`` if the ID is taken, by anyone); without, a missing one or
+        someone else's is ``ChronicumNotFound``. ``StateConflict`` if an ``expect``
+        does not hold; nothing is changed then."""
+        check_owner(owner_id)
+        check_identifier("owner_id", owner_id)
+        changes = check_state_changes(state, self.max_actum_bytes)
+        store = self._require(self._states, "keep state (it is not a StateStore)")
+        fresh = None
+        if create:
+            check_chronicum_id(chronicum_id)
+            now = dt.datetime.now(dt.UTC)
+            fresh = Chronicum(chronicum_id, owner_id, now, now)
+        else:
+            self._check_ids(owner_id, chronicum_id)
+        if store.write_state(owner_id, chronicum_id, [], None, [], changes, fresh) is None:
+            raise ChronicumNotFound(chronicum_id)
+
+    def get_state(
+        self,
+        owner_id: str,
+        namespace: str,
+        chronicum_id: str | None = None,
+        *,
+        acta: bool = False,
+        last_n: int = 0,
+    ) -> StateView:
+        """The state ``owner_id`` may read in ``namespace``, in one consistent read: the
+        chronicum ``chronicum_id`` of ``owner_id`` (``None`` if it is missing or someone
+        else's, and then nothing of it) with its state, the owner's state and the
+        namespace's; with ``acta``, the chronicum's window of the last ``last_n`` acta
+        (``<= 0``: all)."""
+        check_owner(owner_id)
+        check_identifier("namespace", namespace)
+        store = self._require(self._states, "keep state (it is not a StateStore)")
+        query = build_query(last_n=last_n) if acta else None
+        if chronicum_id is not None:
+            try:
+                self._check_ids(owner_id, chronicum_id)
+            except ChronicumNotFound:
+                chronicum_id = "\x00"  # no store holds such an ID: read the rest only
+        view = store.read_state(owner_id, namespace, chronicum_id, query)
+        return view
+
+    def list_namespace(self, namespace: str, *, owner_id: str | None = None) -> NamespaceListing:
+        """The chronica whose state is in ``namespace`` (only ``owner_id``'s when given),
+        oldest activity first, each with its state; the owner states of their owners;
+        the namespace state.
+
+        Without ``owner_id`` this lists every owner's chronica of the namespace, as an
+        agent framework's app-wide listing must (ADK's ``list_sessions`` without a
+        user): call it only from the app's own code, never with a namespace a caller
+        chose, and never to answer a request that only one owner's credentials made.
+        """
+        check_identifier("namespace", namespace)
+        if owner_id is not None:
+            check_owner(owner_id)
+        store = self._require(self._states, "keep state (it is not a StateStore)")
+        return store.list_namespace(namespace, owner_id)
+
     def pop_actum(self, owner_id: str, chronicum_id: str) -> Actum | None:
         """Remove and return the newest actum (in write order); ``None`` when the
         chronicum has none. Two concurrent pops never return the same actum."""
@@ -585,12 +694,19 @@ class Chronicarius:
         return self._native
 
     async def arecord(
-        self, owner_id: str, acta: Sequence[Actum], *, idempotency_key: str | None = None
+        self,
+        owner_id: str,
+        acta: Sequence[Actum],
+        *,
+        idempotency_key: str | None = None,
+        state: Sequence[StateChange] = (),
     ) -> Recorded:
         """Async twin of :meth:`record`."""
         native = self._async_store()
-        if native is None:
-            return await sync_to_async(self.record)(owner_id, acta, idempotency_key=idempotency_key)
+        if native is None or state:
+            return await sync_to_async(self.record)(
+                owner_id, acta, idempotency_key=idempotency_key, state=state
+            )
         write = self._prepare(owner_id, acta, idempotency_key)
         if write is None:
             return Recorded([])
@@ -663,6 +779,10 @@ class Chronicarius:
         return chronicum
 
     aget_acta_page = _async_twin(get_acta_page)
+
+    aupdate_state = _async_twin(update_state)
+    aget_state = _async_twin(get_state)
+    alist_namespace = _async_twin(list_namespace)
     acreate_chronicum = _async_twin(create_chronicum)
     alist_chronica = _async_twin(list_chronica)
     alist_chronica_page = _async_twin(list_chronica_page)
@@ -776,6 +896,8 @@ class _Write:
     acta: list[Actum]
     key: str | None
     tokens: list[int]
+    chronicum_id: str
+    changes: list[StateChange] = dataclasses.field(default_factory=list)
 
 
 async def _asend(signal: Any, **kwargs: Any) -> None:
@@ -889,6 +1011,9 @@ list_chronica = _on_configured(Chronicarius.list_chronica)
 list_chronica_page = _on_configured(Chronicarius.list_chronica_page)
 delete_chronicum = _on_configured(Chronicarius.delete_chronicum)
 pop_actum = _on_configured(Chronicarius.pop_actum)
+update_state = _on_configured(Chronicarius.update_state)
+get_state = _on_configured(Chronicarius.get_state)
+list_namespace = _on_configured(Chronicarius.list_namespace)
 arecord = _on_configured_async(Chronicarius.arecord)
 arecord_actum = _on_configured_async(Chronicarius.arecord_actum)
 arecord_acta = _on_configured_async(Chronicarius.arecord_acta)
@@ -900,4 +1025,7 @@ alist_chronica = _on_configured_async(Chronicarius.alist_chronica)
 alist_chronica_page = _on_configured_async(Chronicarius.alist_chronica_page)
 adelete_chronicum = _on_configured_async(Chronicarius.adelete_chronicum)
 apop_actum = _on_configured_async(Chronicarius.apop_actum)
+aupdate_state = _on_configured_async(Chronicarius.aupdate_state)
+aget_state = _on_configured_async(Chronicarius.aget_state)
+alist_namespace = _on_configured_async(Chronicarius.alist_namespace)
 afollow = _on_configured(Chronicarius.afollow)

@@ -12,12 +12,12 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, TypeVar
 
 from .errors import EmptyOwnerID, InvalidActum, InvalidQuery
-from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum
+from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, StateChange, StateScope
 
 MAX_LENGTH = 255
 """The longest chronicum ID, actor, call ID, owner and idempotency key chronica accepts."""
@@ -448,3 +448,47 @@ def check_token_count(count: object, actum: Actum) -> int:
             " it must return an int of 0 or more"
         )
     return count
+
+
+def check_state_changes(changes: object, max_bytes: int | None) -> list[StateChange]:
+    """Every ``StateChange`` of a write, checked before anything is written: a
+    namespace chronica can keep, string keys, JSON values, at most ``max_bytes``
+    (``CHRONICA["MAX_ACTUM_BYTES"]``) of JSON each, one namespace for the chronicum."""
+    if isinstance(changes, StateChange | str | bytes | dict) or not isinstance(changes, Iterable):
+        raise InvalidActum(
+            f"state must be a list of chronica.StateChange, not {type(changes).__name__}"
+        )
+    checked = list(changes)
+    for change in checked:
+        if not isinstance(change, StateChange):
+            raise InvalidActum(f"state must hold StateChange values, not {type(change).__name__}")
+        check_identifier("namespace", change.namespace)
+        if change.namespace == "":
+            raise InvalidActum("a state change names no namespace")
+        if not isinstance(change.scope, StateScope):
+            raise InvalidActum(f"unknown state scope {change.scope!r}")
+        if not isinstance(change.path, tuple) or not all(isinstance(k, str) for k in change.path):
+            raise InvalidActum("a state change's path must be a tuple of strings")
+        if not isinstance(change.replace, bool):
+            raise InvalidActum("a state change's replace must be True or False")
+        for name, value in (("set", change.set), ("expect", change.expect)):
+            if value is None and name == "expect":
+                continue
+            if not isinstance(value, Mapping):
+                raise InvalidActum(f"a state change's {name} must be a mapping")
+            try:
+                _check_json({"path": list(change.path), name: dict(value)})
+            except InvalidActum as exc:
+                raise InvalidActum(f"state: {exc}") from None
+            except RecursionError:
+                raise InvalidActum("state is nested too deeply") from None
+            if max_bytes is not None:
+                size = len(dumps_data(dict(value)).encode())
+                if size > max_bytes:
+                    raise InvalidActum(
+                        f"a state change is {size} bytes of JSON, more than the limit of"
+                        f" {max_bytes} (CHRONICA['MAX_ACTUM_BYTES'])"
+                    )
+    if len({c.namespace for c in checked if c.scope is StateScope.CHRONICUM}) > 1:
+        raise InvalidActum("a write changes the chronicum's state in one namespace only")
+    return checked

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -15,7 +16,11 @@ __all__ = [
     "ActumKind",
     "ChronicaPage",
     "Chronicum",
+    "NamespaceListing",
     "Recorded",
+    "StateChange",
+    "StateScope",
+    "StateView",
 ]
 
 JSON = Any
@@ -217,3 +222,73 @@ class ChronicaPage:
 
     chronica: list[Chronicum]
     next_before: Chronicum | None = None
+
+
+# -- state beside the acta (chronica.interfaces.StateStore) -----------------------
+
+
+class StateScope(StrEnum):
+    """Where a state document lives, and so who reads and writes it.
+
+    ``CHRONICUM``: the chronicum's own state, its owner's, gone with the chronicum.
+    ``OWNER``: one owner's state in a namespace, shared by that owner's chronica there.
+    ``NAMESPACE``: the namespace's state, shared by every owner who writes into it.
+    """
+
+    CHRONICUM = "chronicum"
+    OWNER = "owner"
+    NAMESPACE = "namespace"
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class StateChange:
+    """One change to one state document, made in the same transaction as a write.
+
+    A document is a JSON object. ``set`` sets its keys as ``dict.update`` does, in the
+    object found at ``path`` (keys into nested objects, created where missing; ``()``
+    is the document itself); with ``replace`` that object becomes ``set`` exactly.
+    ``expect``, if given, must hold before the write changes anything: each of its
+    keys has that value at the top of the document (a key the document lacks counts
+    as ``None``), else the whole write is refused with ``StateConflict``.
+
+    ``namespace`` names whose state it is (an agent framework's or an app's name).
+    A chronicum's state belongs to one namespace: its first change names it.
+    """
+
+    namespace: str
+    scope: StateScope = StateScope.CHRONICUM
+    set: Mapping[str, JSON] = dataclasses.field(default_factory=dict)
+    path: tuple[str, ...] = ()
+    replace: bool = False
+    expect: Mapping[str, JSON] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scope", _as_member(StateScope, self.scope))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StateView:
+    """What ``get_state`` reads, in one consistent read.
+
+    ``chronicum`` (``None`` when no chronicum was named) and its ``chronicum_state``
+    (``None`` when it has none in this namespace); ``owner_state`` and
+    ``namespace_state`` (``{}`` when nothing was stored); ``acta``, the window asked
+    for (``None`` when none was).
+    """
+
+    chronicum: Chronicum | None
+    chronicum_state: dict[str, JSON] | None
+    owner_state: dict[str, JSON]
+    namespace_state: dict[str, JSON]
+    acta: list[Actum] | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NamespaceListing:
+    """The chronica that keep their state in one namespace, each with that state,
+    oldest activity first (ties by owner, then ID); the owner state of every owner
+    among them that has one; and the namespace's state."""
+
+    chronica: list[tuple[Chronicum, dict[str, JSON]]]
+    owner_states: dict[str, dict[str, JSON]]
+    namespace_state: dict[str, JSON]

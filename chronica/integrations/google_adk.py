@@ -1,0 +1,352 @@
+"""Google ADK sessions kept in chronica: ``ChronicaSessionService``.
+
+``pip install "chronica[google-adk]"``, then give it to a ``Runner`` in place of ADK's
+own ``InMemorySessionService``::
+
+    runner = Runner(app_name="dinner", agent=concierge, session_service=ChronicaSessionService())
+
+ADK's ``user_id`` is chronica's owner. A session is the chronicum
+``chronicum_id(app_name, user_id, session_id)``, ``adk/<app>/<user>/<session>`` with
+``%`` and ``/`` percent-escaped in each part: chronicum IDs are global, and ADK lets
+two users each have a session of the same ID under one app, so the app and the user
+are part of the ID; the owner check of chronica keeps each user to their own.
+
+Each event is one actum of it, recorded through ``chronica.services``: its kind from
+the event's parts (text: message, thought parts alone: thought, a function call: tool
+request, a function response: tool response, ``call_id`` the call's ID), under the
+agent that wrote it (the user's turns under the person, ``actor_kind=human``),
+``content`` the text people read and ``data`` the event as ADK serialises it. Partial
+events are not stored. The session's state is the chronicum's state in the namespace
+``adk/<app>``; ``user:`` state is the owner's state there and ``app:`` state the
+namespace's, all changed in the same transaction as the event's append. ``temp:``
+state is never stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote
+
+from google.adk.errors.already_exists_error import AlreadyExistsError
+from google.adk.errors.session_not_found_error import SessionNotFoundError
+from google.adk.events.event import Event
+from google.adk.platform import time as platform_time
+from google.adk.platform import uuid as platform_uuid
+from google.adk.sessions import _session_util
+from google.adk.sessions.base_session_service import (
+    BaseSessionService,
+    GetSessionConfig,
+    ListSessionsResponse,
+)
+from google.adk.sessions.session import Session
+from google.adk.sessions.state import State
+from google.genai import types
+
+from .. import services
+from ..errors import ChronicumExists, ChronicumNotFound, InvalidActum, StateConflict
+from ..validation import check_identifier
+from ..values import ActorKind, Actum, ActumKind, StateChange, StateScope
+
+__all__ = ["ChronicaSessionService", "chronicum_id", "namespace"]
+
+# Where the acta of a long session are read from when a timestamp filters them.
+_PAGE = 1000
+
+
+def chronicum_id(app_name: str, user_id: str, session_id: str) -> str:
+    """The chronicum that holds the ADK session ``(app_name, user_id, session_id)``."""
+    return "adk/" + "/".join(quote(part, safe="") for part in (app_name, user_id, session_id))
+
+
+def namespace(app_name: str) -> str:
+    """The state namespace of an ADK app: its sessions' state, user state and app state."""
+    return "adk/" + quote(app_name, safe="")
+
+
+class ChronicaSessionService(BaseSessionService):
+    """An ADK ``BaseSessionService`` on chronica's configured store.
+
+    Behaves as ADK's ``InMemorySessionService`` does, with the differences the README
+    lists. A ``Session`` object that is stale (others appended since it was read) is
+    not an error: its event is appended after theirs, its state delta applied over
+    the state they left (key by key, as ``dict.update``), and the object gains its own
+    event only; ``get_session`` reads everyone's. An event appended twice (equal,
+    same ID) is stored once and its state delta applied once.
+    """
+
+    def __repr__(self) -> str:
+        return "<ChronicaSessionService>"
+
+    async def create_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        state: dict[str, Any] | None = None,
+        session_id: str | None = None,
+    ) -> Session:
+        session_id = (session_id.strip() if session_id else None) or platform_uuid.new_uuid()
+        deltas = _session_util.extract_json_safe_state_delta(state or {})
+        now = platform_time.get_time()
+        changes = [
+            StateChange(
+                namespace=namespace(app_name),
+                set={"session_id": session_id, "state": deltas["session"], "updated": now},
+            ),
+            *_shared_changes(app_name, deltas),
+        ]
+        try:
+            await services.aupdate_state(
+                user_id, chronicum_id(app_name, user_id, session_id), changes, create=True
+            )
+        except ChronicumExists:
+            raise AlreadyExistsError(f"Session with id {session_id} already exists.") from None
+        view = await services.aget_state(user_id, namespace(app_name))
+        return Session(
+            id=session_id,
+            app_name=app_name,
+            user_id=user_id,
+            state=_merged(view.namespace_state, view.owner_state, deltas["session"]),
+            last_update_time=now,
+        )
+
+    async def get_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        session_id = session_id.strip() if session_id else session_id
+        recent = config.num_recent_events if config else None
+        after = config.after_timestamp if config else None
+        cid = chronicum_id(app_name, user_id, session_id)
+        read_acta = recent != 0 and after is None
+        try:
+            view = await services.aget_state(
+                user_id, namespace(app_name), cid, acta=read_acta, last_n=recent or 0
+            )
+        except InvalidActum:
+            return None  # an app name or a user ID chronica cannot keep has no session
+        document = view.chronicum_state
+        if view.chronicum is None or not _is_session(document, session_id):
+            return None
+        assert document is not None
+        if read_acta:
+            events = [Event.model_validate(actum.data) for actum in view.acta or ()]
+        elif recent == 0:
+            events = []
+        else:
+            events = await _events_since(user_id, cid, after, recent)
+        return Session(
+            id=session_id,
+            app_name=app_name,
+            user_id=user_id,
+            state=_merged(view.namespace_state, view.owner_state, document["state"]),
+            events=events,
+            last_update_time=document["updated"],
+        )
+
+    async def list_sessions(
+        self, *, app_name: str, user_id: str | None = None
+    ) -> ListSessionsResponse:
+        try:
+            listing = await services.alist_namespace(namespace(app_name), owner_id=user_id)
+        except InvalidActum:
+            return ListSessionsResponse()
+        sessions = [
+            Session(
+                id=document["session_id"],
+                app_name=app_name,
+                user_id=chronicum.owner_id,
+                state=_merged(
+                    listing.namespace_state,
+                    listing.owner_states.get(chronicum.owner_id, {}),
+                    document["state"],
+                ),
+                last_update_time=document["updated"],
+            )
+            for chronicum, document in listing.chronica
+            if _is_session(document, document.get("session_id"))
+        ]
+        sessions.sort(key=lambda s: (s.last_update_time, s.user_id, s.id))
+        return ListSessionsResponse(sessions=sessions)
+
+    async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
+        session_id = session_id.strip() if session_id else session_id
+        # ADK: deleting a session that is not there does nothing.
+        with contextlib.suppress(ChronicumNotFound, InvalidActum):
+            await services.adelete_chronicum(user_id, chronicum_id(app_name, user_id, session_id))
+
+    async def get_user_state(self, *, app_name: str, user_id: str) -> dict[str, Any]:
+        try:
+            view = await services.aget_state(user_id, namespace(app_name))
+        except InvalidActum:
+            return {}
+        return view.owner_state
+
+    async def append_event(self, session: Session, event: Event) -> Event:
+        if event.partial:
+            return event
+        app_name, user_id = session.app_name, session.user_id
+        data = event.model_dump(exclude_none=True, mode="json")
+        delta = dict(data.get("actions", {}).get("state_delta", {}))
+        stored_delta = {k: v for k, v in delta.items() if not k.startswith(State.TEMP_PREFIX)}
+        if "actions" in data:
+            data["actions"]["state_delta"] = stored_delta
+        deltas = _session_util.extract_json_safe_state_delta(stored_delta)
+        changes = [
+            StateChange(
+                namespace=namespace(app_name),
+                # Only into the session's own chronicum: one that holds no ADK session
+                # of this ID (deleted and taken by a plain chronicum since) is refused.
+                expect={"session_id": session.id},
+                set={"updated": event.timestamp},
+            ),
+            StateChange(namespace=namespace(app_name), path=("state",), set=deltas["session"]),
+            *_shared_changes(app_name, deltas),
+        ]
+        actum = actum_of(event, chronicum_id(app_name, user_id, session.id), user_id, data)
+        try:
+            recorded = await services.arecord(
+                user_id, [actum], idempotency_key=_event_key(data), state=changes
+            )
+        except (ChronicumNotFound, StateConflict):
+            raise SessionNotFoundError(f"Session {session.id} not found.") from None
+        if recorded.replayed:
+            return event  # ADK: an equal event appended again changes nothing
+        await super().append_event(session=session, event=event)
+        session.last_update_time = event.timestamp
+        return event
+
+
+def _shared_changes(app_name: str, deltas: dict[str, dict[str, Any]]) -> list[StateChange]:
+    changes = []
+    if deltas["user"]:
+        changes.append(
+            StateChange(namespace=namespace(app_name), scope=StateScope.OWNER, set=deltas["user"])
+        )
+    if deltas["app"]:
+        changes.append(
+            StateChange(
+                namespace=namespace(app_name), scope=StateScope.NAMESPACE, set=deltas["app"]
+            )
+        )
+    return changes
+
+
+def _merged(
+    app_state: dict[str, Any], user_state: dict[str, Any], session_state: dict[str, Any]
+) -> dict[str, Any]:
+    merged = dict(session_state)
+    merged.update({State.APP_PREFIX + k: v for k, v in app_state.items()})
+    merged.update({State.USER_PREFIX + k: v for k, v in user_state.items()})
+    return merged
+
+
+def _is_session(document: dict[str, Any] | None, session_id: object) -> bool:
+    return (
+        document is not None and "state" in document and document.get("session_id") == (session_id)
+    )
+
+
+def _event_key(data: dict[str, Any]) -> str:
+    """The idempotency key of an event: equal events (ID and every field) share it."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "adk-event:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+async def _events_since(
+    user_id: str, cid: str, after: float | None, recent: int | None
+) -> list[Event]:
+    """The events with a timestamp at or after ``after``, the last ``recent`` of them
+    (the filter first, then the limit, as ADK's database service does), read back a
+    page at a time."""
+    found: list[Event] = []
+    before = None
+    while True:
+        try:
+            page = await services.aget_acta(user_id, cid, last_n=_PAGE, before=before)
+        except ChronicumNotFound:
+            return []
+        for actum in reversed(page):
+            event = Event.model_validate(actum.data)
+            if after is None or event.timestamp >= after:
+                found.append(event)
+        if len(page) < _PAGE or (recent is not None and len(found) >= recent):
+            break
+        before = page[0].id
+    found.reverse()
+    return found[-recent:] if recent else found
+
+
+# -- one event, one actum ---------------------------------------------------------------
+
+
+def actum_of(event: Event, chronicum: str, user_id: str, data: dict[str, Any]) -> Actum:
+    """The actum that holds ``event`` (``data``, its serialised form) in ``chronicum``.
+
+    A function call makes a tool request and a function response a tool response
+    (``call_id`` the first call's ID); thought parts alone make a thought; anything
+    else a message. The user's turns are ``user_id``'s, as a human; the rest the
+    authoring agent's.
+    """
+    parts = list(event.content.parts or []) if event.content else []
+    calls = [p.function_call for p in parts if p.function_call]
+    responses = [p.function_response for p in parts if p.function_response]
+    texts = [p.text for p in parts if p.text and not p.thought]
+    thoughts = [p.text for p in parts if p.text and p.thought]
+    human = event.author == "user"
+    actor = _identifier(user_id if human else event.author, "user" if human else "agent")
+    actor_kind = ActorKind.HUMAN if human else ActorKind.AGENT
+    call_id = ""
+    if calls:
+        kind, call_id = ActumKind.TOOL_REQUEST, calls[0].id or ""
+        text = "\n".join(f"{c.name}({json.dumps(c.args or {}, default=str)})" for c in calls)
+    elif responses:
+        kind, call_id = ActumKind.TOOL_RESPONSE, responses[0].id or ""
+        text = "\n".join(
+            f"{r.name} -> {json.dumps(r.response or {}, default=str)}" for r in responses
+        )
+    elif thoughts and not texts:
+        kind, text = ActumKind.THOUGHT, "\n".join(thoughts)
+    else:
+        kind, text = ActumKind.MESSAGE, "\n".join(texts) or _summary(event, parts)
+    return Actum(
+        chronicum_id=chronicum,
+        kind=kind,
+        actor_kind=actor_kind,
+        actor=actor,
+        content=text,
+        call_id=_identifier(call_id, ""),
+        data=data,
+    )
+
+
+def _summary(event: Event, parts: Iterable[types.Part]) -> str:
+    """Words for an event without text: what it carries."""
+    said = []
+    if event.actions.transfer_to_agent:
+        said.append(f"transfer to {event.actions.transfer_to_agent}")
+    if event.actions.escalate:
+        said.append("escalate")
+    if event.actions.state_delta:
+        said.append("state: " + ", ".join(sorted(event.actions.state_delta)))
+    kinds = sorted({name for part in parts for name, value in part if value is not None})
+    if kinds:
+        said.append("parts: " + ", ".join(kinds))
+    return f"({'; '.join(said) or 'event with no content'})"
+
+
+def _identifier(value: str, fallback: str) -> str:
+    """``value`` if chronica takes it as an actor or a call ID, else ``fallback``."""
+    try:
+        check_identifier("actor", value)
+    except InvalidActum:
+        return fallback
+    return value or fallback
