@@ -269,10 +269,11 @@ class Chronicarius:
                 recorded = self._states.write_state(
                     owner_id, chronicum_id, to_store, key, tokens, write.changes, None
                 )
-                if recorded is not None:
-                    return self._announce(owner_id, recorded)
-                self._own(owner_id, chronicum_id, create=True)
-                continue
+                if recorded is None:
+                    # The state it changes is a chronicum's that someone created with
+                    # update_state(create=True): a write with state never creates one.
+                    raise ChronicumNotFound(chronicum_id)
+                return self._announce(owner_id, recorded)
             if scoped is not None:
                 recorded = scoped.record_batch_if_owner(owner_id, to_store, key, tokens)
                 if recorded is not None:

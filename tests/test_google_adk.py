@@ -25,7 +25,7 @@ from chronica.integrations.google_adk import ChronicaSessionService, chronicum_i
 
 from .google_adk_scenario import APP, OWNER, STORES, call, reply, response, run, said, using
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(params=["adk-in-memory", *STORES])
@@ -248,6 +248,7 @@ class TestOneEventOneActum:
             create(chronica, session_id="plain")
 
 
+@pytest.mark.django_db(transaction=True)
 def test_eight_concurrent_appends_on_separate_session_objects(chronica):
     """8 runners, each with its own Session object read at the same moment, append
     10 events each at once, from 8 threads: none lost, none twice, each runner's

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
+from asgiref.sync import sync_to_async
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
@@ -271,7 +272,8 @@ async def _events_since(
     before = None
     while True:
         try:
-            page = await services.aget_acta(user_id, cid, last_n=_PAGE, before=before)
+            # In a thread, as the rest of the read: inside the caller's transaction.
+            page = await sync_to_async(services.get_acta)(user_id, cid, last_n=_PAGE, before=before)
         except ChronicumNotFound:
             return []
         for actum in reversed(page):
