@@ -9,6 +9,8 @@ stale sessions, concurrency.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -288,3 +290,22 @@ def test_eight_concurrent_appends_on_separate_session_objects(chronica):
         assert mine == [f"{n}-{i}" for i in range(10)]
         assert final.state[f"r{n}"] == 9
     assert len({e.id for e in final.events}) == 80
+
+
+def test_importing_it_reaches_no_network():
+    """google-adk pulls in google-genai, google-auth and opentelemetry: none of them may
+    look anything up when the integration (and the Runner it serves) is imported."""
+    code = (
+        "import socket\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise OSError('the network was reached at import time')\n"
+        "socket.socket.connect = socket.create_connection = socket.getaddrinfo = refuse\n"
+        "import chronica.integrations.google_adk\n"
+        "import google.adk.runners, google.adk.agents\n"
+        "print('imported')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "imported"
