@@ -9,11 +9,13 @@ stale sessions, concurrency.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import threading
 
 import pytest
+from google.adk.errors import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
@@ -251,24 +253,39 @@ class TestOneEventOneActum:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_eight_concurrent_appends_on_separate_session_objects(chronica):
+@pytest.mark.parametrize("stale_sessions", ["append", "raise"])
+def test_eight_concurrent_appends_on_separate_session_objects(chronica, stale_sessions):
     """8 runners, each with its own Session object read at the same moment, append
     10 events each at once, from 8 threads: none lost, none twice, each runner's
-    events in its own order, and every state delta applied."""
-    session = create(chronica, session_id="busy")
-    copies = [get(chronica, session) for _ in range(8)]
+    events in its own order, and every state delta applied. With "raise" a runner
+    whose object went stale reloads it and appends again, as ADK's database service
+    asks of its callers."""
+    service = ChronicaSessionService(stale_sessions=stale_sessions)
+    session = create(service, session_id="busy")
+    copies = [get(service, session) for _ in range(8)]
     start = threading.Barrier(8)
     errors: list[BaseException] = []
+    refused = [0] * 8
 
     def runner(n: int) -> None:
         async def go() -> None:
+            mine = copies[n]
             for i in range(10):
-                await chronica.append_event(copies[n], said(f"{n}-{i}", delta={f"r{n}": i}))
+                event = said(f"{n}-{i}", delta={f"r{n}": i})
+                while True:
+                    try:
+                        await service.append_event(mine, event)
+                        break
+                    except StaleSessionError:
+                        refused[n] += 1
+                        mine = await service.get_session(
+                            app_name=APP, user_id=OWNER, session_id="busy"
+                        )
 
         try:
             start.wait()
             run(go)()  # its database work on this thread's own connection
-        except BaseException as exc:
+        except BaseException as exc:  # reported below
             errors.append(exc)
         finally:
             from django.db import connections
@@ -282,7 +299,7 @@ def test_eight_concurrent_appends_on_separate_session_objects(chronica):
         thread.join()
 
     assert errors == []
-    final = get(chronica, session)
+    final = get(service, session)
     texts = [e.content.parts[0].text for e in final.events]
     assert sorted(texts) == sorted(f"{n}-{i}" for n in range(8) for i in range(10))
     for n in range(8):
@@ -290,6 +307,7 @@ def test_eight_concurrent_appends_on_separate_session_objects(chronica):
         assert mine == [f"{n}-{i}" for i in range(10)]
         assert final.state[f"r{n}"] == 9
     assert len({e.id for e in final.events}) == 80
+    assert (sum(refused) > 0) == (stale_sessions == "raise")
 
 
 def test_importing_it_reaches_no_network():
@@ -309,3 +327,52 @@ def test_importing_it_reaches_no_network():
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "imported"
+
+
+class TestStaleSessionsRaise:
+    """stale_sessions="raise": ADK's DatabaseSessionService's semantics, by its own tests."""
+
+    @pytest.fixture(params=STORES)
+    def strict(self, request):
+        with using(request.param):
+            yield ChronicaSessionService(stale_sessions="raise")
+
+    def test_a_stale_session_object_is_refused_and_nothing_is_written(self, strict):
+        original = create(strict)
+        append(strict, original, said("first", delta={"sk1": "v1"}))
+        updated = get(strict, original)
+        append(strict, updated, said("second", delta={"sk2": "v2"}))
+
+        with pytest.raises(StaleSessionError, match="modified in storage"):
+            append(strict, original, said("third", delta={"sk3": "v3"}))
+
+        final = get(strict, original)
+        assert [e.content.parts[0].text for e in final.events] == ["first", "second"]
+        assert "sk3" not in final.state
+        append(strict, final, said("third, reloaded"))
+        assert len(get(strict, original).events) == 3
+
+    def test_of_two_copies_of_one_revision_one_wins(self, strict):
+        session = create(strict)
+
+        async def both():
+            copies = [session.model_copy(deep=True) for _ in range(2)]
+            return await asyncio.gather(
+                *(strict.append_event(c, said(f"copy {n}")) for n, c in enumerate(copies)),
+                return_exceptions=True,
+            )
+
+        outcomes = run(both)()
+
+        assert sorted(type(o).__name__ for o in outcomes) == ["Event", "StaleSessionError"]
+        assert len(get(strict, session).events) == 1
+
+    def test_a_deleted_session_is_not_found_not_stale(self, strict):
+        session = create(strict)
+        run(strict.delete_session)(app_name=APP, user_id=OWNER, session_id=session.id)
+        with pytest.raises(SessionNotFoundError):
+            append(strict, session, said("gone"))
+
+    def test_stale_sessions_is_append_or_raise(self):
+        with pytest.raises(ValueError, match="stale_sessions"):
+            ChronicaSessionService(stale_sessions="merge")  # type: ignore[arg-type]

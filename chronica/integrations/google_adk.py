@@ -28,10 +28,11 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from asgiref.sync import sync_to_async
+from google.adk.errors import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
 from google.adk.events.event import Event
@@ -56,6 +57,10 @@ __all__ = ["ChronicaSessionService", "chronicum_id", "namespace"]
 
 # Where the acta of a long session are read from when a timestamp filters them.
 _PAGE = 1000
+_STALE = (
+    "The session has been modified in storage since it was loaded. "
+    "Please reload the session before appending more events."
+)
 
 
 def chronicum_id(app_name: str, user_id: str, session_id: str) -> str:
@@ -72,15 +77,27 @@ class ChronicaSessionService(BaseSessionService):
     """An ADK ``BaseSessionService`` on chronica's configured store.
 
     Behaves as ADK's ``InMemorySessionService`` does, with the differences the README
-    lists. A ``Session`` object that is stale (others appended since it was read) is
-    not an error: its event is appended after theirs, its state delta applied over
-    the state they left (key by key, as ``dict.update``), and the object gains its own
-    event only; ``get_session`` reads everyone's. An event appended twice (equal,
-    same ID) is stored once and its state delta applied once.
+    lists. ``stale_sessions`` says what an append through a stale ``Session`` object
+    (one that others appended to since it was read) does:
+
+    * ``"append"`` (the default, as ``InMemorySessionService``): it is not an error.
+      The event is appended after theirs, its state delta applied over the state
+      they left (key by key, as ``dict.update``), and the object gains its own event
+      only; ``get_session`` reads everyone's. Concurrent runners never fail.
+    * ``"raise"`` (as ADK's ``DatabaseSessionService``): ``StaleSessionError``, and
+      nothing is written; reload the session with ``get_session`` and append again.
+
+    An event appended twice (equal, same ID) is stored once and its state delta
+    applied once.
     """
 
+    def __init__(self, *, stale_sessions: Literal["append", "raise"] = "append") -> None:
+        if stale_sessions not in ("append", "raise"):
+            raise ValueError(f"stale_sessions must be 'append' or 'raise', not {stale_sessions!r}")
+        self.stale_sessions = stale_sessions
+
     def __repr__(self) -> str:
-        return "<ChronicaSessionService>"
+        return f"<ChronicaSessionService stale_sessions={self.stale_sessions!r}>"
 
     async def create_session(
         self,
@@ -96,7 +113,12 @@ class ChronicaSessionService(BaseSessionService):
         changes = [
             StateChange(
                 namespace=namespace(app_name),
-                set={"session_id": session_id, "state": deltas["session"], "updated": now},
+                set={
+                    "session_id": session_id,
+                    "state": deltas["session"],
+                    "updated": now,
+                    "last_event": "",
+                },
             ),
             *_shared_changes(app_name, deltas),
         ]
@@ -107,12 +129,12 @@ class ChronicaSessionService(BaseSessionService):
         except ChronicumExists:
             raise AlreadyExistsError(f"Session with id {session_id} already exists.") from None
         view = await services.aget_state(user_id, namespace(app_name))
-        return Session(
-            id=session_id,
-            app_name=app_name,
-            user_id=user_id,
-            state=_merged(view.namespace_state, view.owner_state, deltas["session"]),
-            last_update_time=now,
+        return _session(
+            app_name,
+            user_id,
+            {"session_id": session_id, "state": deltas["session"], "updated": now},
+            view.namespace_state,
+            view.owner_state,
         )
 
     async def get_session(
@@ -144,14 +166,7 @@ class ChronicaSessionService(BaseSessionService):
             events = []
         else:
             events = await _events_since(user_id, cid, after, recent)
-        return Session(
-            id=session_id,
-            app_name=app_name,
-            user_id=user_id,
-            state=_merged(view.namespace_state, view.owner_state, document["state"]),
-            events=events,
-            last_update_time=document["updated"],
-        )
+        return _session(app_name, user_id, document, view.namespace_state, view.owner_state, events)
 
     async def list_sessions(
         self, *, app_name: str, user_id: str | None = None
@@ -161,16 +176,12 @@ class ChronicaSessionService(BaseSessionService):
         except InvalidActum:
             return ListSessionsResponse()
         sessions = [
-            Session(
-                id=document["session_id"],
-                app_name=app_name,
-                user_id=chronicum.owner_id,
-                state=_merged(
-                    listing.namespace_state,
-                    listing.owner_states.get(chronicum.owner_id, {}),
-                    document["state"],
-                ),
-                last_update_time=document["updated"],
+            _session(
+                app_name,
+                chronicum.owner_id,
+                document,
+                listing.namespace_state,
+                listing.owner_states.get(chronicum.owner_id, {}),
             )
             for chronicum, document in listing.chronica
             if _is_session(document, document.get("session_id"))
@@ -201,29 +212,68 @@ class ChronicaSessionService(BaseSessionService):
         if "actions" in data:
             data["actions"]["state_delta"] = stored_delta
         deltas = _session_util.extract_json_safe_state_delta(stored_delta)
+        expect = {"session_id": session.id}
+        if self.stale_sessions == "raise":
+            expect["last_event"] = _marker(session)
         changes = [
             StateChange(
                 namespace=namespace(app_name),
                 # Only into the session's own chronicum: one that holds no ADK session
                 # of this ID (deleted and taken by a plain chronicum since) is refused.
-                expect={"session_id": session.id},
-                set={"updated": event.timestamp},
+                expect=expect,
+                set={"updated": event.timestamp, "last_event": event.id},
             ),
             StateChange(namespace=namespace(app_name), path=("state",), set=deltas["session"]),
             *_shared_changes(app_name, deltas),
         ]
-        actum = actum_of(event, chronicum_id(app_name, user_id, session.id), user_id, data)
+        cid = chronicum_id(app_name, user_id, session.id)
+        actum = actum_of(event, cid, user_id, data)
         try:
             recorded = await services.arecord(
                 user_id, [actum], idempotency_key=_event_key(data), state=changes
             )
-        except (ChronicumNotFound, StateConflict):
+        except ChronicumNotFound:
+            raise SessionNotFoundError(f"Session {session.id} not found.") from None
+        except StateConflict:
+            view = await services.aget_state(user_id, namespace(app_name), cid)
+            if self.stale_sessions == "raise" and _is_session(view.chronicum_state, session.id):
+                raise StaleSessionError(_STALE) from None
             raise SessionNotFoundError(f"Session {session.id} not found.") from None
         if recorded.replayed:
             return event  # ADK: an equal event appended again changes nothing
         await super().append_event(session=session, event=event)
         session.last_update_time = event.timestamp
+        session._storage_update_marker = event.id
         return event
+
+
+def _session(
+    app_name: str,
+    user_id: str,
+    document: dict[str, Any],
+    app_state: dict[str, Any],
+    user_state: dict[str, Any],
+    events: list[Event] | None = None,
+) -> Session:
+    """The ADK session a chronicum's state ``document`` describes."""
+    session = Session(
+        id=document["session_id"],
+        app_name=app_name,
+        user_id=user_id,
+        state=_merged(app_state, user_state, document["state"]),
+        events=events or [],
+        last_update_time=document["updated"],
+    )
+    # The last event stored when it was read: what stale_sessions="raise" compares.
+    session._storage_update_marker = document.get("last_event", "")
+    return session
+
+
+def _marker(session: Session) -> str:
+    if session._storage_update_marker is not None:
+        return session._storage_update_marker
+    # A Session object this service did not hand out: its own last event.
+    return session.events[-1].id if session.events else ""
 
 
 def _shared_changes(app_name: str, deltas: dict[str, dict[str, Any]]) -> list[StateChange]:
