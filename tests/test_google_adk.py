@@ -13,8 +13,10 @@ import asyncio
 import subprocess
 import sys
 import threading
+from urllib.parse import quote
 
 import pytest
+from django.urls import reverse
 from google.adk.errors import StaleSessionError
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
@@ -26,6 +28,7 @@ from google.genai import types
 
 from chronica import ActorKind, ActumKind, ChronicumNotFound, services
 from chronica.integrations.google_adk import ChronicaSessionService, chronicum_id
+from chronica.stores.memory import InMemoryStore
 
 from .google_adk_scenario import APP, OWNER, STORES, call, reply, response, run, said, using
 
@@ -243,6 +246,25 @@ class TestOneEventOneActum:
         assert run(chronica.get_user_state)(app_name=APP, user_id="rafa") == {}
         run(chronica.delete_session)(app_name=APP, user_id="rafa", session_id="s1")
         assert get(chronica, mine) == mine
+
+    def test_the_api_and_the_admin_read_an_adk_session_like_any_other(
+        self, chronica, ardian, client, admin_client
+    ):
+        owner = services.owner_id_for(ardian)
+        session = create(chronica, user_id=owner, session_id="dinner friday/2")
+        append(chronica, session, said("A quiet table for four."))
+        cid = chronicum_id(APP, owner, "dinner friday/2")
+        assert cid == f"adk:dinner:{owner}:dinner%20friday%2F2"
+
+        client.force_login(ardian)
+        answer = client.get(f"/api/chronica/{quote(cid, safe='')}/acta/")  # a path segment
+        assert answer.status_code == 200
+        assert [a["content"] for a in answer.json()] == ["A quiet table for four."]
+        if isinstance(services.get_chronicarius().store, InMemoryStore):
+            return  # the admin reads the Django tables
+        page = admin_client.get(reverse("admin:chronica_chronicum_change", args=[cid]))
+        assert page.status_code == 200
+        assert "A quiet table for four." in page.content.decode()
 
     def test_a_chronicum_that_is_no_adk_session_is_not_one(self, chronica):
         services.create_chronicum(OWNER, chronicum_id(APP, OWNER, "plain"))

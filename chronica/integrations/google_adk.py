@@ -6,10 +6,11 @@ own ``InMemorySessionService``::
     runner = Runner(app_name="dinner", agent=concierge, session_service=ChronicaSessionService())
 
 ADK's ``user_id`` is chronica's owner. A session is the chronicum
-``chronicum_id(app_name, user_id, session_id)``, ``adk/<app>/<user>/<session>`` with
-``%`` and ``/`` percent-escaped in each part: chronicum IDs are global, and ADK lets
-two users each have a session of the same ID under one app, so the app and the user
-are part of the ID; the owner check of chronica keeps each user to their own.
+``chronicum_id(app_name, user_id, session_id)``, ``adk:<app>:<user>:<session>`` with
+each part percent-escaped (all but letters, digits and ``-._~``): chronicum IDs are
+global, and ADK lets two users each have a session of the same ID under one app, so
+the app and the user are part of the ID; the owner check of chronica keeps each user
+to their own.
 
 Each event is one actum of it, recorded through ``chronica.services``: its kind from
 the event's parts (text: message, thought parts alone: thought, a function call: tool
@@ -17,7 +18,7 @@ request, a function response: tool response, ``call_id`` the call's ID), under t
 agent that wrote it (the user's turns under the person, ``actor_kind=human``),
 ``content`` the text people read and ``data`` the event as ADK serialises it. Partial
 events are not stored. The session's state is the chronicum's state in the namespace
-``adk/<app>``; ``user:`` state is the owner's state there and ``app:`` state the
+``adk:<app>``; ``user:`` state is the owner's state there and ``app:`` state the
 namespace's, all changed in the same transaction as the event's append. ``temp:``
 state is never stored.
 """
@@ -65,12 +66,12 @@ _STALE = (
 
 def chronicum_id(app_name: str, user_id: str, session_id: str) -> str:
     """The chronicum that holds the ADK session ``(app_name, user_id, session_id)``."""
-    return "adk/" + "/".join(quote(part, safe="") for part in (app_name, user_id, session_id))
+    return "adk:" + ":".join(quote(part, safe="") for part in (app_name, user_id, session_id))
 
 
 def namespace(app_name: str) -> str:
     """The state namespace of an ADK app: its sessions' state, user state and app state."""
-    return "adk/" + quote(app_name, safe="")
+    return "adk:" + quote(app_name, safe="")
 
 
 class ChronicaSessionService(BaseSessionService):
