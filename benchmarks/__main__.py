@@ -31,6 +31,7 @@ CASES = (
     "pydantic-ai",
     "asyncio",
     "follow",
+    "google-adk",
 )
 
 
@@ -168,6 +169,10 @@ def main(argv: list[str]) -> int:
         from .follow import follow
 
         rows += follow()
+    if "google-adk" in only:
+        from . import google_adk
+
+        rows += google_adk.run(quick=args.quick, load=not args.no_load)
     rows.sort(key=lambda row: int(row.case.split()[0]))
 
     report = [

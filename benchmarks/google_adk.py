@@ -140,6 +140,8 @@ async def _load_chronica(session_id: str, count: int) -> None:
 
 async def _load_adk(service: Any, session_id: str, count: int) -> None:
     """The session as DatabaseSessionService's append_event writes it, in batches."""
+    import datetime as dt
+
     await service.delete_session(app_name=APP, user_id=OWNER, session_id=session_id)
     session = await service.create_session(app_name=APP, user_id=OWNER, session_id=session_id)
     schema = service._get_schema_classes()
@@ -150,23 +152,78 @@ async def _load_adk(service: Any, session_id: str, count: int) -> None:
                 [schema.StorageEvent.from_event(session, e) for e in loaded[start : start + 1000]]
             )
             await sql.commit()
+    last = loaded[-1]
+    async with service.database_session_factory() as sql:
+        stored = await sql.get(schema.StorageSession, (APP, OWNER, session_id))
+        stored.state = {"turn": count // 5 - 1}
+        stored.update_time = dt.datetime.fromtimestamp(last.timestamp, dt.UTC).replace(tzinfo=None)
+        await sql.commit()
 
 
-async def _load_listing(chronica: Any, adk: Any) -> None:
-    from chronica import services
-    from chronica.integrations.google_adk import namespace
+async def _load_listing(adk: Any) -> None:
+    """A user's 10,000 sessions on each side, as each create_session writes them (in
+    bulk: one create is a transaction of its own on both sides, and the point here
+    is to list them)."""
+    import datetime as dt
 
-    listing = await services.alist_namespace(namespace(APP), owner_id=LISTER)
-    for chronicum, _ in listing.chronica:
-        await services.adelete_chronicum(LISTER, chronicum.id)
-    for session in (await adk.list_sessions(app_name=APP, user_id=LISTER)).sessions:
-        await adk.delete_session(app_name=APP, user_id=LISTER, session_id=session.id)
-    for n in range(LISTED):
-        state = {"party": 4, "area": "Kemang", "n": n}
-        await chronica.create_session(
-            app_name=APP, user_id=LISTER, session_id=f"s{n:05d}", state=state
+    from asgiref.sync import sync_to_async
+
+    from chronica import models
+    from chronica.integrations.google_adk import chronicum_id, namespace
+
+    def ours() -> None:
+        rows = models.Chronicum.objects
+        rows.filter(namespace=namespace(APP), owner_id=LISTER).delete()
+        now = dt.datetime.fromtimestamp(START, dt.UTC)
+        rows.bulk_create(
+            [
+                models.Chronicum(
+                    id=chronicum_id(APP, LISTER, f"s{n:05d}"),
+                    owner_id=LISTER,
+                    started_at=now + dt.timedelta(seconds=n),
+                    last_activity_at=now + dt.timedelta(seconds=n),
+                    namespace=namespace(APP),
+                    state={
+                        "session_id": f"s{n:05d}",
+                        "state": _listed_state(n),
+                        "updated": START + n,
+                        "last_event": "",
+                    },
+                )
+                for n in range(LISTED)
+            ],
+            batch_size=1000,
         )
-        await adk.create_session(app_name=APP, user_id=LISTER, session_id=f"s{n:05d}", state=state)
+
+    await sync_to_async(ours)()
+    schema = adk._get_schema_classes()
+    from sqlalchemy import delete
+
+    async with adk.database_session_factory() as sql:
+        await sql.execute(
+            delete(schema.StorageSession).where(
+                schema.StorageSession.app_name == APP,
+                schema.StorageSession.user_id == LISTER,
+            )
+        )
+        sql.add_all(
+            [
+                schema.StorageSession(
+                    app_name=APP,
+                    user_id=LISTER,
+                    id=f"s{n:05d}",
+                    state=_listed_state(n),
+                    create_time=dt.datetime.fromtimestamp(START + n, dt.UTC).replace(tzinfo=None),
+                    update_time=dt.datetime.fromtimestamp(START + n, dt.UTC).replace(tzinfo=None),
+                )
+                for n in range(LISTED)
+            ]
+        )
+        await sql.commit()
+
+
+def _listed_state(n: int) -> dict[str, Any]:
+    return {"party": 4, "area": "Kemang", "n": n}
 
 
 def run(*, quick: bool = False, load: bool = True) -> list[Any]:
@@ -200,7 +257,7 @@ def run(*, quick: bool = False, load: bool = True) -> list[Any]:
                 _load_chronica(BIG, LARGE),
                 _load_chronica(LITTLE, SMALL),
                 _load_adk(adk, BIG, LARGE),
-                _load_listing(chronica, adk),
+                _load_listing(adk),
             ):
                 loop.run_until_complete(fill)
             with connection.cursor() as cursor:
@@ -231,7 +288,8 @@ def run(*, quick: bool = False, load: bool = True) -> list[Any]:
             loop.run_until_complete(s.list_sessions(app_name=APP, user_id=LISTER))
             for s in (chronica, adk)
         ]
-        if [len(x.sessions) for x in listed] != [LISTED, LISTED] or listed[0] != listed[1]:
+        dumped = [[s.model_dump() for s in x.sessions] for x in listed]  # not the private marker
+        if [len(x) for x in dumped] != [LISTED, LISTED] or dumped[0] != dumped[1]:
             raise SystemExit("the two services disagree on the listing: reload them")
 
         n_rounds = 5 if quick else 21

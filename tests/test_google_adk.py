@@ -10,6 +10,7 @@ stale sessions, concurrency.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import subprocess
 import sys
 import threading
@@ -398,3 +399,20 @@ class TestStaleSessionsRaise:
     def test_stale_sessions_is_append_or_raise(self):
         with pytest.raises(ValueError, match="stale_sessions"):
             ChronicaSessionService(stale_sessions="merge")  # type: ignore[arg-type]
+
+
+def test_a_decoded_event_is_a_new_object_each_time_and_never_another_actums(chronica):
+    """The decoded-event cache (google_adk.decoded): a read never hands out an object
+    another read got, and an actum whose data differs is decoded afresh."""
+    from chronica.integrations import google_adk
+
+    session = create(chronica)
+    append(chronica, session, said("first"))
+    one, two = get(chronica, session).events[0], get(chronica, session).events[0]
+    assert one == two
+    assert one is not two
+    one.content.parts[0].text = "changed by a caller"
+    assert get(chronica, session).events[0].content.parts[0].text == "first"
+    (actum,) = services.get_acta(OWNER, chronicum_id(APP, OWNER, session.id))
+    other = dataclasses.replace(actum, data={**actum.data, "author": "someone else"})
+    assert google_adk.decoded(other).author == "someone else"

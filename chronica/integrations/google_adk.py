@@ -25,9 +25,11 @@ state is never stored.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import json
+import threading
 from collections.abc import Iterable
 from typing import Any, Literal
 from urllib.parse import quote
@@ -54,7 +56,7 @@ from ..errors import ChronicumExists, ChronicumNotFound, InvalidActum, StateConf
 from ..validation import check_identifier
 from ..values import ActorKind, Actum, ActumKind, StateChange, StateScope
 
-__all__ = ["ChronicaSessionService", "chronicum_id", "namespace"]
+__all__ = ["ChronicaSessionService", "actum_of", "chronicum_id", "decoded", "namespace"]
 
 # Where the acta of a long session are read from when a timestamp filters them.
 _PAGE = 1000
@@ -162,7 +164,7 @@ class ChronicaSessionService(BaseSessionService):
             return None
         assert document is not None
         if read_acta:
-            events = [Event.model_validate(actum.data) for actum in view.acta or ()]
+            events = [decoded(actum) for actum in view.acta or ()]
         elif recent == 0:
             events = []
         else:
@@ -277,6 +279,31 @@ def _marker(session: Session) -> str:
     return session.events[-1].id if session.events else ""
 
 
+# An event's decoding is most of a read: google-genai's models check every field of
+# every part (about 150 µs an event; a copy takes 50). Acta never change, so each
+# process keeps the events it decoded last and hands out copies (BENCHMARKS.md, case 15).
+_DECODED: collections.OrderedDict[tuple[str, str], tuple[Any, Event]] = collections.OrderedDict()
+_DECODED_LOCK = threading.Lock()
+DECODED_EVENTS = 4096
+
+
+def decoded(actum: Actum) -> Event:
+    """The event ``actum`` holds, a new object for every call."""
+    key = (actum.chronicum_id, actum.id)
+    with _DECODED_LOCK:
+        found = _DECODED.get(key)
+        if found is not None:
+            _DECODED.move_to_end(key)
+    if found is not None and found[0] == actum.data:
+        return found[1].model_copy(deep=True)
+    event = Event.model_validate(actum.data)
+    with _DECODED_LOCK:
+        _DECODED[key] = (actum.data, event)
+        while len(_DECODED) > DECODED_EVENTS:
+            _DECODED.popitem(last=False)
+    return event.model_copy(deep=True)
+
+
 def _shared_changes(app_name: str, deltas: dict[str, dict[str, Any]]) -> list[StateChange]:
     changes = []
     if deltas["user"]:
@@ -328,7 +355,7 @@ async def _events_since(
         except ChronicumNotFound:
             return []
         for actum in reversed(page):
-            event = Event.model_validate(actum.data)
+            event = decoded(actum)
             if after is None or event.timestamp >= after:
                 found.append(event)
         if len(page) < _PAGE or (recent is not None and len(found) >= recent):

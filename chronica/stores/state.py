@@ -10,10 +10,11 @@ lock before anything is read), then the shared documents in key order.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, transaction
 
 from .. import models
 from ..errors import ChronicumExists, StateConflict
@@ -107,10 +108,10 @@ class DjangoStateStore:
             except IntegrityError:
                 raise ChronicumExists(create.id) from None
         mine = chronica.filter(id=chronicum_id, owner_id=owner_id)
-        # A write first: the row's lock (SQLite: the database's) before anything is read.
-        if not mine.update(owner_id=owner_id):
+        locked = _lock(alias, chronicum_id, owner_id)
+        if locked is None:
             return None
-        namespace, state = mine.values_list("namespace", "state").get()
+        namespace, state = locked
         recorded = self.record_batch_if_owner(owner_id, acta, key, tokens) if acta else None
         if recorded is not None and recorded.replayed:
             return recorded
@@ -150,27 +151,14 @@ class DjangoStateStore:
     ) -> StateView:
         alias = self._connection().alias
         chronicum, state, acta = None, None, None
-        if chronicum_id is not None:
-            row = (
-                models.Chronicum.objects.using(alias)
-                .filter(id=chronicum_id, owner_id=owner_id)
-                .values_list("started_at", "last_activity_at", "namespace", "state")
-                .first()
-            )
-            if row is not None:
-                started_at, last_activity_at, in_namespace, stored = row
-                chronicum = Chronicum(
-                    chronicum_id, owner_id, _utc(started_at), _utc(last_activity_at)
-                )
-                state = stored if in_namespace == namespace else None
-                if query is not None:
-                    acta = self.acta_if_owner(owner_id, chronicum_id, query)
-        documents = dict(
-            models.SharedState.objects.using(alias)
-            .filter(namespace=namespace, owner_id__in=[owner_id, ""])
-            .values_list("owner_id", "value")
-        )
-        return StateView(chronicum, state, documents.get(owner_id, {}), documents.get("", {}), acta)
+        row = _read(alias, owner_id, namespace, chronicum_id)
+        started_at, last_activity_at, in_namespace, stored, owner_state, namespace_state = row
+        if chronicum_id is not None and started_at is not None:
+            chronicum = Chronicum(chronicum_id, owner_id, _utc(started_at), _utc(last_activity_at))
+            state = stored if in_namespace == namespace else None
+            if query is not None:
+                acta = self.acta_if_owner(owner_id, chronicum_id, query)
+        return StateView(chronicum, state, owner_state or {}, namespace_state or {}, acta)
 
     def list_namespace(self, namespace: str, owner_id: str | None) -> NamespaceListing:
         alias = self._connection().alias
@@ -210,3 +198,75 @@ def _locked(alias: str, key: DocumentKey) -> Document | None:
         except IntegrityError:
             continue  # another writer created it first: lock theirs
     raise AssertionError(f"the shared state {key} could not be locked")
+
+
+def _sql(template: str, alias: str) -> str:
+    """``template`` with the tables and columns of chronica's models, quoted."""
+    quote = connections[alias].ops.quote_name
+    return template.format(
+        chronica=quote(models.Chronicum._meta.db_table),
+        states=quote(models.SharedState._meta.db_table),
+    )
+
+
+# The chronicum's lock (a write: on SQLite it takes the database's write lock) and its
+# state, in one statement where the database can return rows from an UPDATE.
+_LOCK_RETURNING = (
+    "UPDATE {chronica} SET owner_id = owner_id WHERE id = %s AND owner_id = %s"
+    " RETURNING namespace, state"
+)
+_LOCK = "UPDATE {chronica} SET owner_id = owner_id WHERE id = %s AND owner_id = %s"
+_STATE_OF = "SELECT namespace, state FROM {chronica} WHERE id = %s"
+
+# What get_state reads of a chronicum and the two shared documents, in one statement
+# (a window is the store's own statement): one row, NULLs for what is not there.
+_READ = """
+SELECT c.started_at, c.last_activity_at, c.namespace, c.state,
+    (SELECT value FROM {states} WHERE namespace = %s AND owner_id = %s),
+    (SELECT value FROM {states} WHERE namespace = %s AND owner_id = '')
+FROM (SELECT 1 AS one) AS one LEFT JOIN {chronica} c ON c.id = %s AND c.owner_id = %s
+"""
+
+
+def _lock(alias: str, chronicum_id: str, owner_id: str) -> tuple[str | None, Any] | None:
+    """Lock the chronicum of ``owner_id`` for this transaction and return its namespace
+    and state; ``None`` if it is missing or someone else's."""
+    connection = connections[alias]
+    with connection.cursor() as cursor:
+        if connection.features.can_return_columns_from_insert:
+            cursor.execute(_sql(_LOCK_RETURNING, alias), [chronicum_id, owner_id])
+            row = cursor.fetchone()
+        else:
+            cursor.execute(_sql(_LOCK, alias), [chronicum_id, owner_id])
+            if not cursor.rowcount:
+                return None
+            cursor.execute(_sql(_STATE_OF, alias), [chronicum_id])
+            row = cursor.fetchone()
+    if row is None:
+        return None
+    return row[0], _json(connection, row[1])
+
+
+def _read(alias: str, owner_id: str, namespace: str, chronicum_id: str | None) -> tuple[Any, ...]:
+    connection = connections[alias]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _sql(_READ, alias), [namespace, owner_id, namespace, chronicum_id or "", owner_id]
+        )
+        started_at, last_activity_at, in_namespace, state, mine, shared = cursor.fetchone()
+    if started_at is not None and isinstance(started_at, str):
+        started_at = dt.datetime.fromisoformat(started_at)
+        last_activity_at = dt.datetime.fromisoformat(last_activity_at)
+    return (
+        started_at,
+        last_activity_at,
+        in_namespace,
+        _json(connection, state),
+        _json(connection, mine),
+        _json(connection, shared),
+    )
+
+
+def _json(connection: BaseDatabaseWrapper, value: Any) -> Any:
+    """A JSON column's value as the ORM would give it (psycopg decodes jsonb itself)."""
+    return json.loads(value) if isinstance(value, str) else value
