@@ -17,7 +17,8 @@ pytestmark = pytest.mark.django_db
 
 def adk_snippet() -> str:
     text = README.read_text(encoding="utf-8").split("### Google ADK\n", 1)[1]
-    (block,) = re.findall(r"```python\n(.*?)```", text.split("\n## ", 1)[0], flags=re.S)
+    text = re.split(r"^#{2,3} ", text, maxsplit=1, flags=re.M)[0]  # up to the next section
+    (block,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     return block
 
 
