@@ -15,9 +15,8 @@ The suite is the specification of a store. Use it in a few lines::
 Each optional capability of ``chronica.interfaces`` has its suite too:
 ``BatchStoreConformance``, ``WindowStoreConformance``, ``ListingStoreConformance``,
 ``DeletingStoreConformance``, ``PoppingStoreConformance``,
-``OwnerScopedStoreConformance``, ``PagingStoreConformance`` and ``StateStoreConformance``;
-``ALL_SUITES`` lists
-every suite by capability.
+``OwnerScopedStoreConformance``, ``PagingStoreConformance`` and
+``StateStoreConformance``; ``ALL_SUITES`` lists every suite by capability.
 
 The classes work under pytest as they are and as mixins of ``unittest.TestCase``
 (for a Django database, ``TransactionTestCase`` or pytest-django's
