@@ -1,0 +1,196 @@
+"""The rules of chronica, in one place.
+
+``Chronicarius`` enforces every rule of the contract on top of a plain store.
+The module functions (``record_actum``, ``get_acta`` and the rest, with their
+``a*`` twins) call a Chronicarius built once from ``settings.CHRONICA`` and
+rebuilt when that setting changes. Only the module functions need Django
+settings; ``Chronicarius`` itself works in any Python process.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from django.core.signals import setting_changed
+
+from .base import TokenCounter, new_id
+from .following import Follower, Following
+from .lifecycle import Lifecycle
+from .reading import Reading
+from .state import State
+from .writing import Writing
+
+__all__ = [
+    "Chronicarius",
+    "Follower",
+    "TokenCounter",
+    "acreate_chronicum",
+    "adelete_chronicum",
+    "afollow",
+    "aget_acta",
+    "aget_acta_page",
+    "aget_chronicum",
+    "aget_state",
+    "alist_chronica",
+    "alist_chronica_page",
+    "alist_namespace",
+    "apop_actum",
+    "arecord",
+    "arecord_acta",
+    "arecord_actum",
+    "aupdate_state",
+    "create_chronicum",
+    "delete_chronicum",
+    "get_acta",
+    "get_acta_page",
+    "get_chronicarius",
+    "get_chronicum",
+    "get_state",
+    "list_chronica",
+    "list_chronica_page",
+    "list_namespace",
+    "new_id",
+    "owner_id_for",
+    "pop_actum",
+    "record",
+    "record_acta",
+    "record_actum",
+    "update_state",
+]
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+class Chronicarius(Writing, Reading, Lifecycle, State, Following):
+    """The one object that enforces the rules; apps talk only to it.
+
+    Every call names an owner. A chronicum that belongs to someone else answers
+    ``ChronicumNotFound``, exactly like one that does not exist. Errors that are
+    not chronica's own (a lost database connection) come back as they were raised.
+
+    ``token_counter(actum) -> int`` counts an actum's tokens when it is recorded
+    (default: :func:`chronica.tokens.estimate_tokens`); ``max_actum_bytes`` limits
+    ``content`` plus the JSON of ``data`` (``None``: no limit); ``poll_interval`` is
+    how many seconds a follower waits before it reads again when nothing woke it.
+    """
+
+
+Chronicarius.signal_sender = Chronicarius
+
+# -- the configured Chronicarius ------------------------------------------
+
+_lock = threading.Lock()
+_configured: Chronicarius | None = None
+
+
+def get_chronicarius() -> Chronicarius:
+    """The Chronicarius built from ``settings.CHRONICA``, built once and cached."""
+    global _configured
+    chronicarius = _configured
+    if chronicarius is None:
+        with _lock:
+            if _configured is None:
+                from ..conf import chronica_settings
+
+                _configured = Chronicarius(
+                    chronica_settings.build_store(),
+                    token_counter=chronica_settings.token_counter(),
+                    max_actum_bytes=chronica_settings.MAX_ACTUM_BYTES,
+                    poll_interval=chronica_settings.FOLLOW_POLL_INTERVAL,
+                )
+            chronicarius = _configured
+    return chronicarius
+
+
+def reset_chronicarius() -> None:
+    """Forget the cached Chronicarius; the next call builds it from settings again."""
+    global _configured
+    with _lock:
+        _configured = None
+
+
+def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting == "CHRONICA":
+        reset_chronicarius()
+
+
+setting_changed.connect(_on_setting_changed, dispatch_uid="chronica.services.setting_changed")
+
+
+def owner_id_for(user: Any) -> str:
+    """The owner ID of a Django user: ``CHRONICA["OWNER_ID"](user)`` (default
+    ``str(user.pk)``). The API, views, tasks and agents all map users to owners
+    through this one function. An anonymous user has none: ``EmptyOwnerID``."""
+    from ..conf import chronica_settings
+    from ..errors import EmptyOwnerID
+
+    if user is None or not getattr(user, "is_authenticated", True):
+        raise EmptyOwnerID("an anonymous user has no owner ID")
+    owner_id = chronica_settings.owner_id_function()(user)
+    if not isinstance(owner_id, str):
+        raise TypeError(f"CHRONICA['OWNER_ID'] returned {type(owner_id).__name__}, not a str")
+    return owner_id
+
+
+def _on_configured(
+    method: Callable[Concatenate[Chronicarius, _P], _R],
+) -> Callable[_P, _R]:
+    """A module function: ``method`` of the configured Chronicarius."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return getattr(get_chronicarius(), name)(*args, **kwargs)  # type: ignore[no-any-return]
+
+    call.__doc__ = f":meth:`Chronicarius.{name}` on the configured store."
+    return call
+
+
+def _on_configured_async(
+    method: Callable[Concatenate[Chronicarius, _P], Awaitable[_R]],
+) -> Callable[_P, Awaitable[_R]]:
+    """An async module function: ``method`` of the configured Chronicarius."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    async def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return await getattr(get_chronicarius(), name)(*args, **kwargs)  # type: ignore[no-any-return]
+
+    call.__doc__ = f":meth:`Chronicarius.{name}` on the configured store."
+    return call
+
+
+record = _on_configured(Chronicarius.record)
+record_actum = _on_configured(Chronicarius.record_actum)
+record_acta = _on_configured(Chronicarius.record_acta)
+get_acta = _on_configured(Chronicarius.get_acta)
+get_acta_page = _on_configured(Chronicarius.get_acta_page)
+get_chronicum = _on_configured(Chronicarius.get_chronicum)
+create_chronicum = _on_configured(Chronicarius.create_chronicum)
+list_chronica = _on_configured(Chronicarius.list_chronica)
+list_chronica_page = _on_configured(Chronicarius.list_chronica_page)
+delete_chronicum = _on_configured(Chronicarius.delete_chronicum)
+pop_actum = _on_configured(Chronicarius.pop_actum)
+update_state = _on_configured(Chronicarius.update_state)
+get_state = _on_configured(Chronicarius.get_state)
+list_namespace = _on_configured(Chronicarius.list_namespace)
+arecord = _on_configured_async(Chronicarius.arecord)
+arecord_actum = _on_configured_async(Chronicarius.arecord_actum)
+arecord_acta = _on_configured_async(Chronicarius.arecord_acta)
+aget_acta = _on_configured_async(Chronicarius.aget_acta)
+aget_acta_page = _on_configured_async(Chronicarius.aget_acta_page)
+aget_chronicum = _on_configured_async(Chronicarius.aget_chronicum)
+acreate_chronicum = _on_configured_async(Chronicarius.acreate_chronicum)
+alist_chronica = _on_configured_async(Chronicarius.alist_chronica)
+alist_chronica_page = _on_configured_async(Chronicarius.alist_chronica_page)
+adelete_chronicum = _on_configured_async(Chronicarius.adelete_chronicum)
+apop_actum = _on_configured_async(Chronicarius.apop_actum)
+aupdate_state = _on_configured_async(Chronicarius.aupdate_state)
+aget_state = _on_configured_async(Chronicarius.aget_state)
+alist_namespace = _on_configured_async(Chronicarius.alist_namespace)
+afollow = _on_configured(Chronicarius.afollow)

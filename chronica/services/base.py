@@ -1,0 +1,207 @@
+"""What every part of Chronicarius stands on: its store's capabilities, the owner's
+check, and the signals sent after a commit."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import functools
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar
+
+from asgiref.sync import sync_to_async
+
+from ..errors import ChronicumExists, ChronicumNotFound, InvalidQuery, StoreUnsupported
+from ..interfaces import (
+    AsyncStore,
+    BatchStore,
+    DeletingStore,
+    FollowingStore,
+    IdempotentStore,
+    ListingStore,
+    NotifyingStore,
+    OwnerScopedStore,
+    PagingStore,
+    PoppingStore,
+    StateStore,
+    Store,
+    TransactionalStore,
+    WindowStore,
+)
+from ..tokens import estimate_tokens
+from ..validation import DEFAULT_MAX_ACTUM_BYTES, storable
+from ..values import ActorKind, Actum, ActumKind, Chronicum, StateChange
+
+__all__ = [
+    "ActorKinds",
+    "ChronicariusBase",
+    "Kinds",
+    "TokenCounter",
+    "Write",
+    "asend",
+    "async_twin",
+    "new_id",
+    "send",
+]
+
+logger = logging.getLogger("chronica")
+
+Kinds = Iterable[ActumKind | str] | ActumKind | str | None
+ActorKinds = Iterable[ActorKind | str] | ActorKind | str | None
+TokenCounter = Callable[[Actum], int]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_S = TypeVar("_S", bound="ChronicariusBase")
+
+
+def new_id() -> str:
+    """32 lowercase hex characters from the system's secure random source."""
+    return secrets.token_hex(16)
+
+
+def async_twin(
+    method: Callable[Concatenate[_S, _P], _R],
+) -> Callable[Concatenate[_S, _P], Awaitable[_R]]:
+    """The ``a*`` twin of a Chronicarius method: the same call in a worker thread."""
+
+    @functools.wraps(method)
+    async def twin(self: _S, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return await sync_to_async(method)(self, *args, **kwargs)
+
+    twin.__name__ = f"a{method.__name__}"
+    twin.__qualname__ = f"Chronicarius.a{method.__name__}"
+    twin.__doc__ = f"Async twin of :meth:`{method.__name__}`."
+    return twin
+
+
+class ChronicariusBase:
+    """The store Chronicarius enforces the rules on, and which capabilities it has
+    (asked once, here); the owner's check every call makes."""
+
+    #: The ``sender`` of chronica's signals: ``Chronicarius`` (set where it is defined).
+    signal_sender: ClassVar[type]
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        id_factory: Callable[[], str] | None = None,
+        token_counter: TokenCounter | None = None,
+        max_actum_bytes: int | None = DEFAULT_MAX_ACTUM_BYTES,
+        poll_interval: float = 1.0,
+    ) -> None:
+        self.store = store
+        self.id_factory = id_factory or new_id
+        self.token_counter = token_counter or estimate_tokens
+        self.max_actum_bytes = max_actum_bytes
+        self.poll_interval = poll_interval
+        self._batch = store if isinstance(store, BatchStore) else None
+        self._idempotent = self._batch is not None or isinstance(store, IdempotentStore)
+        self._scoped = store if isinstance(store, OwnerScopedStore) else None
+        self._windows = isinstance(store, WindowStore) and bool(store.supports_windows)
+        self._listing = store if isinstance(store, ListingStore) else None
+        # A delete frees a chronicum ID for any owner: a store may delete only if its
+        # writes and windows check the owner in the same step as they append or read.
+        self._deleting = (
+            store if isinstance(store, DeletingStore) and self._scoped is not None else None
+        )
+        self._popping = store if isinstance(store, PoppingStore) else None
+        self._paging = (
+            store
+            if isinstance(store, PagingStore) and self._scoped is not None and self._windows
+            else None
+        )
+
+        self._states = store if isinstance(store, StateStore) else None
+        self._transactional = store if isinstance(store, TransactionalStore) else None
+        self._following = store if isinstance(store, FollowingStore) else None
+        self._notifying = store if isinstance(store, NotifyingStore) else None
+        # Asked on the first a* call, not here: the answer may need Django's settings.
+        self._native: AsyncStore | None = None
+        self._native_asked = False
+
+    def __repr__(self) -> str:
+        return f"<Chronicarius store={self.store!r}>"
+
+    def _after_commit(self, callback: Callable[[], None]) -> None:
+        if self._transactional is not None:
+            self._transactional.on_commit(callback)
+        else:
+            callback()
+
+    def _require(self, capability: _R | None, what: str) -> _R:
+        if capability is None:
+            raise StoreUnsupported(f"{type(self.store).__name__} cannot {what}")
+        return capability
+
+    def _async_store(self) -> AsyncStore | None:
+        # Asked on the first a* call, not in __init__: the answer may need settings.
+        if not self._native_asked:
+            store = self.store
+            if isinstance(store, AsyncStore) and store.supports_async():
+                self._native = store
+            self._native_asked = True
+        return self._native
+
+    # -- ownership -------------------------------------------------------
+
+    @staticmethod
+    def _check_ids(owner_id: str, chronicum_id: str) -> None:
+        for name, value in (("owner_id", owner_id), ("chronicum_id", chronicum_id)):
+            if not isinstance(value, str):
+                raise InvalidQuery(f"{name} must be a string, not {type(value).__name__}")
+        if not (storable(owner_id) and storable(chronicum_id)):
+            # No store can hold such an ID, so no such chronicum exists.
+            raise ChronicumNotFound(chronicum_id)
+
+    def _own(self, owner_id: str, chronicum_id: str, *, create: bool = False) -> Chronicum:
+        """The chronicum, if it is ``owner_id``'s; with ``create``, a missing one is
+        created for ``owner_id`` first."""
+        self._check_ids(owner_id, chronicum_id)
+        try:
+            chronicum = self.store.get(chronicum_id)
+        except ChronicumNotFound:
+            if not create:
+                raise
+            now = dt.datetime.now(dt.UTC)
+            chronicum = Chronicum(chronicum_id, owner_id, now, now)
+            try:
+                self.store.create(chronicum)
+            except ChronicumExists:
+                # Someone created it first: if it was this owner (two first
+                # writes racing), record anyway; if not, it is not ours.
+                chronicum = self.store.get(chronicum_id)
+        if chronicum.owner_id != owner_id:
+            raise ChronicumNotFound(chronicum_id)
+        return chronicum
+
+
+@dataclasses.dataclass(frozen=True)
+class Write:
+    """A write checked and ready for the store: new IDs, the key, token counts."""
+
+    acta: list[Actum]
+    key: str | None
+    tokens: list[int]
+    chronicum_id: str
+    changes: list[StateChange] = dataclasses.field(default_factory=list)
+
+
+async def asend(signal: Any, sender: type, **kwargs: Any) -> None:
+    # As send; sync receivers run in a thread, async ones are awaited.
+    try:
+        await signal.asend_robust(sender=sender, **kwargs)
+    except Exception:
+        logger.exception("chronica: sending %s failed", signal.name)
+
+
+def send(signal: Any, sender: type, **kwargs: Any) -> None:
+    # A receiver that fails must not undo or un-acknowledge a write that has
+    # committed: the signal logs each failing receiver and runs the others.
+    try:
+        signal.send_robust(sender=sender, **kwargs)
+    except Exception:
+        logger.exception("chronica: sending %s failed", signal.name)

@@ -1,0 +1,165 @@
+"""Following: the acta recorded after a point, as they come (``afollow``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from typing import Any
+
+from asgiref.sync import sync_to_async
+
+from ..errors import ChronicumNotFound, InvalidQuery
+from ..follow import Polling, follow
+from ..interfaces import FollowingStore
+from ..validation import build_query, check_after, check_owner, storable
+from ..values import ActaQuery, Actum
+from .base import ActorKinds, ChronicariusBase, Kinds
+
+__all__ = ["Follower", "Following"]
+
+
+class Following(ChronicariusBase):
+    """``afollow``: the acta recorded after a point, as they are recorded."""
+
+    def afollow(
+        self,
+        owner_id: str,
+        chronicum_id: str,
+        *,
+        after: str | None = None,
+        kinds: Kinds = None,
+        actor_kinds: ActorKinds = None,
+    ) -> Follower:
+        """Every actum recorded after the actum ``after`` (``None``: from the moment the
+        follow starts), each once, in write order, filtered like :meth:`get_acta`,
+        until the caller stops (``break``, or ``aclose()``): an async iterator.
+
+        It starts at its first ``anext()``, or earlier, where the caller needs every
+        check answered before it goes on (an HTTP stream before its first byte):
+        ``await`` it, or call its ``start()`` from sync code, and it is returned
+        started. Starting raises ``ChronicumNotFound`` as every call does, and
+        ``InvalidQuery`` for a bad filter or an ``after`` that is not an actum of the
+        chronicum; once started, only ``ChronicumNotFound`` comes, if the chronicum is
+        deleted while followed. On PostgreSQL a NOTIFY sent by each committing write
+        wakes the follower; elsewhere it reads again every
+        ``CHRONICA["FOLLOW_POLL_INTERVAL"]`` seconds (``poll_interval``).
+        """
+
+        def checked() -> tuple[FollowingStore, ActaQuery, str | None]:
+            check_owner(owner_id)
+            query = build_query(kinds=kinds, actor_kinds=actor_kinds)
+            resume = check_after(after)
+            store = self._require(
+                self._following, "follow a chronicum (it is not a FollowingStore)"
+            )
+            self._check_ids(owner_id, chronicum_id)
+            return store, query, resume
+
+        def position(found: int | None, resume: str | None) -> int:
+            if found is None:
+                raise ChronicumNotFound(chronicum_id)
+            if resume is not None and not storable(resume):
+                raise InvalidQuery(f"after={resume!r} is not an actum of this chronicum")
+            return found
+
+        def start() -> tuple[ActaQuery, int]:
+            store, query, resume = checked()
+            # An ID no store can hold is no actum of this chronicum, once the owner is
+            # checked.
+            asked = resume if resume is None or storable(resume) else None
+            return query, position(store.follow_position(owner_id, chronicum_id, asked), resume)
+
+        async def astart() -> tuple[ActaQuery, int]:
+            store, query, resume = checked()
+            native = self._async_store()
+            position_of = (
+                native.afollow_position
+                if native is not None
+                else sync_to_async(store.follow_position)
+            )
+            asked = resume if resume is None or storable(resume) else None
+            return query, position(await position_of(owner_id, chronicum_id, asked), resume)
+
+        def read_from(query: ActaQuery, position: int) -> AsyncGenerator[Actum, None]:
+            # Subscribed before the first read: a write that commits after that read
+            # wakes this follower; one before it is in it.
+            news = self._notifying.subscribe(chronicum_id) if self._notifying else None
+            native = self._async_store()
+            store = self._following
+            assert store is not None
+            read = native.aacta_after if native is not None else sync_to_async(store.acta_after)
+            return follow(
+                chronicum_id,
+                lambda position, limit: read(owner_id, chronicum_id, query, position, limit),
+                position,
+                news or Polling(),
+                self.poll_interval,
+            )
+
+        return Follower(start, astart, read_from)
+
+
+class Follower(AsyncGenerator[Actum, None]):
+    """What :meth:`Chronicarius.afollow` returns: the acta recorded after its start,
+    as an async iterator, started by its first ``anext()``, by ``await``, or by
+    ``start()``. Close it (``aclose()``, ``break`` out of ``async for``, or
+    ``contextlib.aclosing``)."""
+
+    def __init__(
+        self,
+        start: Callable[[], tuple[ActaQuery, int]],
+        astart: Callable[[], Awaitable[tuple[ActaQuery, int]]],
+        read_from: Callable[[ActaQuery, int], AsyncGenerator[Actum, None]],
+    ) -> None:
+        self._start, self._astart, self._read_from = start, astart, read_from
+        self._from: tuple[ActaQuery, int] | None = None
+        self._acta: AsyncGenerator[Actum, None] | None = None
+        self._done = False
+
+    def start(self) -> Follower:
+        """Run every check and take the position to follow from now, in sync code;
+        the follower is then read in any event loop."""
+        if self._from is None and not self._done:
+            self._from = self._started(self._start)
+        return self
+
+    def __await__(self) -> Generator[Any, None, Follower]:
+        return self._astarted().__await__()
+
+    async def _astarted(self) -> Follower:
+        if self._from is None and not self._done:
+            try:
+                self._from = await self._astart()
+            except BaseException:
+                self._done = True
+                raise
+        return self
+
+    def _started(self, start: Callable[[], tuple[ActaQuery, int]]) -> tuple[ActaQuery, int]:
+        try:
+            return start()
+        except BaseException:
+            self._done = True
+            raise
+
+    async def __anext__(self) -> Actum:
+        if self._acta is None:
+            await self._astarted()
+            if self._done or self._from is None:
+                raise StopAsyncIteration
+            self._acta = self._read_from(*self._from)
+        return await self._acta.__anext__()
+
+    async def asend(self, value: None) -> Actum:
+        return await self.__anext__()
+
+    async def athrow(self, *args: Any) -> Actum:
+        if self._acta is None:
+            self._done = True
+            raise args[1] if len(args) > 1 and args[1] is not None else args[0]
+        return await self._acta.athrow(*args)
+
+    async def aclose(self) -> None:
+        self._done = True
+        acta, self._acta = self._acta, None
+        if acta is not None:
+            await acta.aclose()

@@ -1,0 +1,179 @@
+"""Reading: the context window, a page of it, and the chronicum itself."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from asgiref.sync import sync_to_async
+
+from ..errors import ChronicumNotFound, InvalidQuery
+from ..validation import build_query, check_owner, check_whole_tool_calls
+from ..values import ActaPage, ActaQuery, Actum, Chronicum
+from ..windows import cut_window, keep_whole_tool_calls
+from .base import ActorKinds, ChronicariusBase, Kinds, async_twin
+
+__all__ = ["Reading"]
+
+
+class Reading(ChronicariusBase):
+    """The context window, a page of it, and the chronicum: read owner-checked."""
+
+    def get_acta(
+        self,
+        owner_id: str,
+        chronicum_id: str,
+        *,
+        kinds: Kinds = None,
+        actor_kinds: ActorKinds = None,
+        last_n: int = 0,
+        max_tokens: int | None = None,
+        whole_tool_calls: bool = False,
+        before: str | None = None,
+    ) -> list[Actum]:
+        """The context window, oldest first in write order.
+
+        Filtered by ``kinds`` and ``actor_kinds`` first; then the newest acta that
+        pass, at most ``last_n`` (``<= 0``: all) and, with ``max_tokens``, as many
+        as add up to at most that many tokens (the first that does not fit ends
+        the window). ``before`` (an actum ID of this chronicum) takes the window
+        from the acta recorded before it. ``whole_tool_calls`` then leaves out every
+        tool response whose tool request (same ``call_id``) is not in the window.
+        A bad argument raises ``InvalidQuery``.
+        """
+        check_owner(owner_id)
+        query = build_query(
+            kinds=kinds,
+            actor_kinds=actor_kinds,
+            last_n=last_n,
+            max_tokens=max_tokens,
+            before=before,
+        )
+        whole = check_whole_tool_calls(whole_tool_calls)
+        acta = self._window(owner_id, chronicum_id, query)
+        return keep_whole_tool_calls(acta) if whole else acta
+
+    def get_acta_page(
+        self,
+        owner_id: str,
+        chronicum_id: str,
+        *,
+        kinds: Kinds = None,
+        actor_kinds: ActorKinds = None,
+        last_n: int = 0,
+        max_tokens: int | None = None,
+        whole_tool_calls: bool = False,
+        before: str | None = None,
+    ) -> ActaPage:
+        """The window :meth:`get_acta` answers for the same arguments, and where the
+        next, older page starts: ``ActaPage(acta, next_before)``.
+
+        ``next_before`` is the oldest actum the limits kept (``whole_tool_calls``
+        may leave it out of ``acta``), when an older actum passes the filters, else
+        ``None``: ``get_acta_page(..., before=page.next_before)`` with the same
+        arguments is the next page, and following them reads the session backwards,
+        every actum once. An empty page has none (a budget that the newest actum
+        alone is over ends the walk). Both come from one consistent read (where the
+        store is a ``PagingStore``; every store of chronica is).
+        """
+        check_owner(owner_id)
+        query = build_query(
+            kinds=kinds,
+            actor_kinds=actor_kinds,
+            last_n=last_n,
+            max_tokens=max_tokens,
+            before=before,
+        )
+        whole = check_whole_tool_calls(whole_tool_calls)
+        cut, more = self._page(owner_id, chronicum_id, query)
+        page = keep_whole_tool_calls(cut) if whole else cut
+        return ActaPage(page, cut[0].id if more else None)
+
+    def _page(self, owner_id: str, chronicum_id: str, query: ActaQuery) -> tuple[list[Actum], bool]:
+        if self._paging is not None:
+            self._check_ids(owner_id, chronicum_id)
+            found = self._paging.acta_page_if_owner(owner_id, chronicum_id, query)
+            if found is None:
+                raise ChronicumNotFound(chronicum_id)
+            return found
+        # Two reads: the window one actum longer (if that one comes, an older actum
+        # passes), and where a budget may have cut it short, the actum before it.
+        limit = query.last_n
+        longer = dataclasses.replace(query, last_n=limit + 1) if limit else query
+        cut = self._window(owner_id, chronicum_id, longer)
+        if limit and len(cut) > limit:
+            return cut[1:], True
+        if not cut or query.max_tokens is None:
+            return cut, False
+        older = dataclasses.replace(query, last_n=1, max_tokens=None, before=cut[0].id)
+        try:
+            return cut, bool(self._window(owner_id, chronicum_id, older))
+        except (ChronicumNotFound, InvalidQuery):
+            # Deleted, or that actum popped, since the first read: the page as it was.
+            return cut, False
+
+    def _window(self, owner_id: str, chronicum_id: str, query: ActaQuery) -> list[Actum]:
+        in_store = self._windows or (query.max_tokens is None and query.before is None)
+        if self._scoped is not None and in_store:
+            self._check_ids(owner_id, chronicum_id)
+            acta = self._scoped.acta_if_owner(owner_id, chronicum_id, query)
+            if acta is None:
+                raise ChronicumNotFound(chronicum_id)
+            return acta
+        self._own(owner_id, chronicum_id)
+        if in_store:
+            return self.store.acta(chronicum_id, query)
+        # A store that cannot cut the window itself: read the whole chronicum and cut
+        # it here, counting tokens now (such a store kept no counts).
+        return cut_window(self.store.acta(chronicum_id, ActaQuery()), query, self.token_counter)
+
+    def get_chronicum(self, owner_id: str, chronicum_id: str) -> Chronicum:
+        """Return the chronicum if it belongs to ``owner_id``, else ``ChronicumNotFound``."""
+        check_owner(owner_id)
+        return self._own(owner_id, chronicum_id)
+
+    async def aget_acta(
+        self,
+        owner_id: str,
+        chronicum_id: str,
+        *,
+        kinds: Kinds = None,
+        actor_kinds: ActorKinds = None,
+        last_n: int = 0,
+        max_tokens: int | None = None,
+        whole_tool_calls: bool = False,
+        before: str | None = None,
+    ) -> list[Actum]:
+        """Async twin of :meth:`get_acta`."""
+        check_owner(owner_id)
+        query = build_query(
+            kinds=kinds,
+            actor_kinds=actor_kinds,
+            last_n=last_n,
+            max_tokens=max_tokens,
+            before=before,
+        )
+        whole = check_whole_tool_calls(whole_tool_calls)
+        native = self._async_store()
+        if native is None or self._scoped is None or not self._windows:
+            acta = await sync_to_async(self._window)(owner_id, chronicum_id, query)
+        else:
+            self._check_ids(owner_id, chronicum_id)
+            found = await native.aacta_if_owner(owner_id, chronicum_id, query)
+            if found is None:
+                raise ChronicumNotFound(chronicum_id)
+            acta = found
+        return keep_whole_tool_calls(acta) if whole else acta
+
+    async def aget_chronicum(self, owner_id: str, chronicum_id: str) -> Chronicum:
+        """Async twin of :meth:`get_chronicum`."""
+        native = self._async_store()
+        if native is None:
+            return await sync_to_async(self.get_chronicum)(owner_id, chronicum_id)
+        check_owner(owner_id)
+        self._check_ids(owner_id, chronicum_id)
+        chronicum = await native.aget(chronicum_id)
+        if chronicum.owner_id != owner_id:
+            raise ChronicumNotFound(chronicum_id)
+        return chronicum
+
+    aget_acta_page = async_twin(get_acta_page)
