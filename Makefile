@@ -41,17 +41,18 @@ chromium:
 	@echo "  installs them with apt-get if missing (CHRONICA_NO_APT=1: never; the tests then skip)."
 	@bash scripts/ensure-chromium.sh
 
+# Deprecation warnings are errors, as in the matrix: make test is its Python 3.11 + Django 5.2 pair.
 test-sqlite: venv chromium
-	CHRONICA_TEST_DB=sqlite $(BIN)/python -m pytest
+	PYTHONWARNINGS=error::DeprecationWarning CHRONICA_TEST_DB=sqlite $(BIN)/python -m pytest
 
 test-postgres: venv chromium
 	@if [ "$$CHRONICA_SKIP_POSTGRES" = "1" ]; then \
 		echo "SKIPPED: the PostgreSQL run (CHRONICA_SKIP_POSTGRES=1 was set on purpose)"; \
 	else \
-		CHRONICA_TEST_DB=postgres $(BIN)/python -m pytest; \
+		PYTHONWARNINGS=error::DeprecationWarning CHRONICA_TEST_DB=postgres $(BIN)/python -m pytest; \
 	fi
 
-# Python 3.11 + Django 5.2 and Python 3.13 + Django 6.1 (both under pyenv).
+# Python 3.13 + Django 6.1 (under pyenv); make test is Python 3.11 + Django 5.2.
 matrix: venv
 	$(BIN)/nox
 
