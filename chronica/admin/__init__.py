@@ -9,14 +9,14 @@ Every page stays bounded however large a session or an actum grows: acta are
 read from the database cut to their first few KB (never whole), a transcript
 shows the most recent ``TRANSCRIPT_LIMIT`` acta, and the whole of an actum is
 streamed by a view of its own in chunks.
+
+The model admins are here; what a page shows of an actum and the transcript are in
+``display``, the list filters in ``filters``.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import datetime as dt
-import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import urlencode
@@ -24,345 +24,38 @@ from urllib.parse import urlencode
 from django.contrib import admin
 from django.contrib.admin.options import csrf_protect_m
 from django.contrib.admin.utils import quote, unquote
-from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import (
-    Count,
-    IntegerField,
-    OuterRef,
-    QuerySet,
-    Subquery,
-    TextField,
-)
-from django.db.models.functions import Cast, Coalesce, Length, Substr
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, TextField
+from django.db.models.functions import Cast, Coalesce, Substr
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.html import escape, format_html
+from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from . import models, services
-from .conf import chronica_settings
-from .errors import ChronicumNotFound
-from .validation import storable
-
-TRANSCRIPT_LIMIT = 200
-"""The change page of a chronicum shows at most this many of its most recent acta."""
-
-SHOWN_BYTES = 4096
-"""At most this many bytes of HTML show an actum's content, and as many its data."""
-
-RAW_CHUNK_CHARS = 256 * 1024
-"""The whole of an actum is read from the database this many characters at a time."""
-
-FOLD_CHARS = 600
-FOLD_LINES = 16
-PREVIEW_CHARS = 160
+from .. import models, services
+from ..errors import ChronicumNotFound
+from .display import (
+    RAW_CHUNK_CHARS,
+    TRANSCRIPT_LIMIT,
+    Shown,
+    bounded_acta,
+    preview,
+    raw_url,
+    shown,
+    transcript,
+)
+from .filters import (
+    CallIdFilter,
+    ChronicumFilter,
+    OwnerFilter,
+    acta_changelist_url,
+    owner_label,
+    users_by_owner,
+)
 
 _RAW_FIELDS = {"content": "text/plain; charset=utf-8", "data": "application/json"}
 
-
-# -- bounded text ---------------------------------------------------------------
-
-
-def _escaped_size(text: str) -> int:
-    return len(escape(text).encode())
-
-
-def fit(text: str, limit: int) -> str:
-    """A prefix of ``text`` whose HTML-escaped UTF-8 takes at most ``limit`` bytes
-    (escaping can make a character six bytes, ``"`` into ``&quot;``)."""
-    size = _escaped_size(text)
-    while size > limit:
-        text = text[: max(len(text) * limit // size - 1, 0)]
-        size = _escaped_size(text)
-    return text
-
-
-@dataclasses.dataclass(frozen=True)
-class Shown:
-    """A bounded view of a stored text: what a page shows, and how long the whole is."""
-
-    text: str
-    length: int
-    """Characters of the whole, as stored."""
-    cut: bool
-    is_json: bool = False
-
-    @property
-    def length_display(self) -> str:
-        return f"{self.length:,}"
-
-    @property
-    def folded(self) -> bool:
-        return len(self.text) > FOLD_CHARS or self.text.count("\n") >= FOLD_LINES
-
-
-def shown(head: str | None, length: int | None, *, pretty: bool) -> Shown | None:
-    """What a page shows of a text read as its first characters (``head``) and its
-    length: JSON pretty-printed when ``pretty`` and the whole was read, else as stored;
-    in every case at most ``SHOWN_BYTES`` once escaped."""
-    if head is None:
-        return None
-    length = length or 0
-    text, is_json = head, False
-    if pretty and len(head) == length and head.strip():
-        try:
-            text = json.dumps(json.loads(head), indent=2, ensure_ascii=False)
-            is_json = True
-        except ValueError:
-            pass
-    bounded = fit(text, SHOWN_BYTES)
-    return Shown(bounded, length, cut=bounded != text or len(head) < length, is_json=is_json)
-
-
-def preview(text: str, chars: int = PREVIEW_CHARS) -> str:
-    """One line of at most ``chars`` characters."""
-    line = " ".join(text[: chars * 4].split())
-    return line if len(line) <= chars else line[:chars].rstrip() + "…"
-
-
-def json_preview(head: str | None, length: int | None) -> str:
-    """One line of JSON the same on every database (each prints its JSON its own way)."""
-    if head is None:
-        return ""
-    if len(head) == length:
-        head = json.dumps(json.loads(head), ensure_ascii=False)
-    return preview(head, 80)
-
-
-def bounded_acta(queryset: QuerySet[models.Actum]) -> QuerySet[models.Actum]:
-    """Acta with neither ``content`` nor ``data`` loaded: their first characters
-    (``content_head``, ``data_head``) and lengths (``content_length``, ``data_length``)
-    instead, so that a page of huge acta costs the worker a few KB each."""
-    data = Cast("data", TextField())
-    return queryset.defer("content", "data").annotate(
-        content_head=Substr("content", 1, SHOWN_BYTES),
-        content_length=Length("content"),
-        data_head=Substr(data, 1, SHOWN_BYTES),
-        data_length=Length(data),
-    )
-
-
-# -- owners -----------------------------------------------------------------------
-
-
-def owners_are_users() -> bool:
-    """Whether owner IDs are user primary keys (``CHRONICA["OWNER_ID"]`` is the default)."""
-    from .api import owner_id_from_user
-
-    return chronica_settings.owner_id_function() is owner_id_from_user
-
-
-def users_by_owner(owner_ids: Iterable[str]) -> dict[str, Any]:
-    """The users whose owner ID is among ``owner_ids``, in one query; nothing when
-    owner IDs are not user primary keys."""
-    if not owners_are_users():
-        return {}
-    user_model = get_user_model()
-    pks = []
-    for owner_id in set(owner_ids):
-        try:
-            pk = user_model._meta.pk.to_python(owner_id)
-        except ValidationError:
-            continue
-        if str(pk) == owner_id and len(owner_id) < 19:  # beyond a BIGINT no user has it
-            pks.append(pk)
-    if not pks:
-        return {}
-    return {str(user.pk): user for user in user_model._default_manager.filter(pk__in=pks)}
-
-
-def owner_label(owner_id: str, user: Any) -> str:
-    """``1 (ardian)`` for the owner ID of a user, else the owner ID as it is."""
-    return f"{owner_id} ({user.get_username()})" if user is not None else owner_id
-
-
-class OwnerFilter(admin.SimpleListFilter):
-    """By owner, typed in (an owner ID, or a user name where owners are users): a list
-    of every owner would not fit on a page."""
-
-    title = "owner"
-    parameter_name = "owner"
-    template = "admin/chronica/owner_filter.html"
-
-    def __init__(self, request: HttpRequest, *args: Any) -> None:
-        super().__init__(request, *args)
-        # The filter's form keeps every other filter and the search.
-        self.kept_params = [
-            (name, value)
-            for name, values in request.GET.lists()
-            if name not in (self.parameter_name, "p")
-            for value in values
-        ]
-
-    def has_output(self) -> bool:
-        return True
-
-    def owner_ids(self) -> list[str]:
-        """The owner IDs the typed value names: itself, and the owner ID of the user
-        with that user name."""
-        value = self.value()
-        if value is None or not storable(value):
-            return []
-        owner_ids = [value]
-        if owners_are_users():
-            user_model = get_user_model()
-            found = user_model._default_manager.filter(
-                **{user_model.USERNAME_FIELD: value}
-            ).values_list("pk", flat=True)[:1]
-            owner_ids += [str(pk) for pk in found if str(pk) != value]
-        return owner_ids
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        value = self.value()
-        if not value:
-            return []
-        owner_ids = self.owner_ids()
-        users = users_by_owner(owner_ids)
-        return [(value, ", ".join(owner_label(o, users.get(o)) for o in owner_ids) or value)]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        if self.value():
-            return queryset.filter(owner_id__in=self.owner_ids())  # none for what no store keeps
-        return queryset
-
-
-# -- filters by one value ---------------------------------------------------------
-
-
-class OneValueFilter(admin.SimpleListFilter):
-    """A filter on one column that offers only the selected value (a choice of every
-    value would not fit on a page); links elsewhere in the admin set it."""
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        value = self.value()
-        return [(value, value)] if value else []
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
-        value = self.value()
-        if not value:
-            return queryset
-        if not storable(value):
-            return queryset.none()  # a NUL, say: no row holds it, and PostgreSQL refuses it
-        return queryset.filter(**{str(self.parameter_name): value})
-
-
-class ChronicumFilter(OneValueFilter):
-    """By chronicum, offering the selected one and the most recently active few."""
-
-    title = "chronicum"
-    parameter_name = "chronicum"
-    recent = 10
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        recent = list(
-            models.Chronicum.objects.order_by("-last_activity_at").values_list("id", flat=True)[
-                : self.recent
-            ]
-        )
-        selected = self.value()
-        if selected and selected not in recent:
-            recent.insert(0, selected)
-        return [(chronicum_id, chronicum_id) for chronicum_id in recent]
-
-
-class CallIdFilter(OneValueFilter):
-    title = "call ID"
-    parameter_name = "call_id"
-
-
-def acta_changelist_url(
-    admin_site: admin.AdminSite, chronicum_id: str, call_id: str | None = None
-) -> str:
-    """The acta changelist filtered to one chronicum (and to one tool call)."""
-    url = reverse(f"{admin_site.name}:chronica_actum_changelist")
-    params = {ChronicumFilter.parameter_name: chronicum_id}
-    if call_id:
-        params[CallIdFilter.parameter_name] = call_id
-    return f"{url}?{urlencode(params)}"
-
-
-# -- the transcript -----------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class TranscriptLine:
-    """One actum as the transcript template shows it."""
-
-    position: int
-    seq: int
-    kind: str
-    actor_kind: str
-    actor: str
-    at: dt.datetime | None
-    call_id: str
-    call_url: str
-    """Where a tool response's request is: ``#actum-<seq>`` on the page, else the acta
-    list filtered to the call."""
-    content: Shown
-    data: Shown | None
-    preview: str
-    data_preview: str
-    actum_url: str
-    content_url: str
-    data_url: str
-
-
-def transcript(admin_site: admin.AdminSite, chronicum_id: str, total: int) -> list[TranscriptLine]:
-    """The most recent acta of the chronicum, oldest first, each one bounded; ``total``
-    is how many acta the chronicum has (the position of the last)."""
-    # A range on chronicum_id and a two-column ORDER BY keep PostgreSQL on the
-    # (chronicum_id, seq) index instead of walking the primary key backwards.
-    rows = list(
-        bounded_acta(
-            models.Actum.objects.filter(
-                chronicum_id__gte=chronicum_id, chronicum_id__lte=chronicum_id
-            )
-        ).order_by("-chronicum_id", "-seq")[:TRANSCRIPT_LIMIT]
-    )
-    rows.reverse()
-    first_position = max(total, len(rows)) - len(rows) + 1
-    requests: dict[str, int] = {}
-    lines = []
-    for i, row in enumerate(rows):
-        call_url = ""
-        if row.call_id and row.kind == "tool_request":
-            requests[row.call_id] = row.seq
-        elif row.call_id:
-            seq = requests.get(row.call_id)
-            call_url = (
-                f"#actum-{seq}"
-                if seq is not None
-                else acta_changelist_url(admin_site, chronicum_id, row.call_id)
-            )
-        tool = row.kind in ("tool_request", "tool_response")
-        content = shown(row.content_head, row.content_length, pretty=tool)  # type: ignore[attr-defined]
-        assert content is not None
-        data = shown(row.data_head, row.data_length, pretty=True)  # type: ignore[attr-defined]
-        lines.append(
-            TranscriptLine(
-                position=first_position + i,
-                seq=row.seq,
-                kind=row.kind,
-                actor_kind=row.actor_kind,
-                actor=row.actor,
-                at=row.at,
-                call_id=row.call_id,
-                call_url=call_url,
-                content=content,
-                data=data,
-                preview=preview(row.content_head),  # type: ignore[attr-defined]
-                data_preview=json_preview(row.data_head, row.data_length),  # type: ignore[attr-defined]
-                actum_url=reverse(f"{admin_site.name}:chronica_actum_change", args=[row.seq]),
-                content_url=raw_url(admin_site, row.seq, "content"),
-                data_url=raw_url(admin_site, row.seq, "data"),
-            )
-        )
-    return lines
-
-
-def raw_url(admin_site: admin.AdminSite, seq: int, field: str) -> str:
-    return reverse(f"{admin_site.name}:chronica_actum_raw", args=[seq, field])
+__all__ = ["TRANSCRIPT_LIMIT", "ActumAdmin", "ChronicumAdmin", "ReadOnlyAdmin", "shown"]
 
 
 # -- the model admins ---------------------------------------------------------------
