@@ -16,6 +16,18 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from django.core.signals import setting_changed
 
+# The errors its calls raise, importable from here too (as from chronica).
+from ..errors import (
+    ChronicaError,
+    ChronicumExists,
+    ChronicumNotFound,
+    EmptyOwnerID,
+    IdempotencyUnsupported,
+    InvalidActum,
+    InvalidQuery,
+    StateConflict,
+    StoreUnsupported,
+)
 from .base import TokenCounter, new_id
 from .following import Follower, Following
 from .lifecycle import Lifecycle
@@ -24,8 +36,17 @@ from .state import State
 from .writing import Writing
 
 __all__ = [
+    "ChronicaError",
     "Chronicarius",
+    "ChronicumExists",
+    "ChronicumNotFound",
+    "EmptyOwnerID",
     "Follower",
+    "IdempotencyUnsupported",
+    "InvalidActum",
+    "InvalidQuery",
+    "StateConflict",
+    "StoreUnsupported",
     "TokenCounter",
     "acreate_chronicum",
     "adelete_chronicum",
