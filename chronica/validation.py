@@ -8,6 +8,7 @@ every store behaves alike.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import re
@@ -47,12 +48,13 @@ _INVISIBLE = re.compile(
     "[\u034f\u17b4\u17b5\u2028\u2029\u2065\ufff0-\ufff8\U0001bca0-\U0001bca3"
     "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
 )
-_UNSEEN = (
+_KINDS_UNSEEN = (
     (_VARIATION_SELECTOR, "variation selector"),
     (_FILLER, "filler character"),
     (_NO_BREAK_SPACE, "no-break space"),
     (_INVISIBLE, "invisible character"),
 )
+_UNSEEN = re.compile("|".join(pattern.pattern for pattern, _ in _KINDS_UNSEEN))
 _TOOL_KINDS = (ActumKind.TOOL_REQUEST, ActumKind.TOOL_RESPONSE)
 _KNOWN_KINDS = ", ".join(k.value for k in ActumKind)
 _KNOWN_ACTOR_KINDS = ", ".join(k.value for k in ActorKind)
@@ -118,30 +120,44 @@ def check_chronicum_id(chronicum_id: object) -> str:
         raise InvalidActum("chronicum_id starts or ends with white space")
     if chronicum_id.isascii():
         return chronicum_id  # none of the below is ASCII
-    for char in chronicum_id:
-        what = _unseen(char)
-        if what is not None:
-            raise InvalidActum(
-                f"chronicum_id contains the {what} U+{ord(char):04X}"
-                f" ({unicodedata.name(char, 'unnamed')}): a chronicum ID holds no"
-                " character that is not shown, so that no two IDs read the same"
-            )
-    if not unicodedata.is_normalized("NFC", chronicum_id):
-        raise InvalidActum(
-            "chronicum_id is not in Unicode NFC (normalization form C): the same name in"
-            f" NFC is {unicodedata.normalize('NFC', chronicum_id)!r}"
-        )
+    refusal = _unicode_refusal(chronicum_id)
+    if refusal is not None:
+        raise InvalidActum(refusal)
     return chronicum_id
 
 
-def _unseen(char: str) -> str | None:
-    """What ``char`` is, if a chronicum ID may not hold it."""
-    if unicodedata.category(char) == "Cf":
-        return "format character"
-    for pattern, what in _UNSEEN:
-        if pattern.match(char):
-            return what
+@functools.lru_cache(maxsize=1024)
+def _unicode_refusal(chronicum_id: str) -> str | None:
+    """Why a chronicum ID that is not ASCII is refused, or ``None``. Cached: a batch
+    names its chronicum once per actum."""
+    char = _unseen(chronicum_id)
+    if char is not None:
+        if unicodedata.category(char) == "Cf":
+            what = "format character"
+        else:
+            what = next(w for pattern, w in _KINDS_UNSEEN if pattern.match(char))
+        return (
+            f"chronicum_id contains the {what} U+{ord(char):04X}"
+            f" ({unicodedata.name(char, 'unnamed')}): a chronicum ID holds no"
+            " character that is not shown, so that no two IDs read the same"
+        )
+    if not unicodedata.is_normalized("NFC", chronicum_id):
+        return (
+            "chronicum_id is not in Unicode NFC (normalization form C): the same name in"
+            f" NFC is {unicodedata.normalize('NFC', chronicum_id)!r}"
+        )
     return None
+
+
+def _unseen(text: str) -> str | None:
+    """The first character of ``text`` a chronicum ID may not hold, if any."""
+    found = _UNSEEN.search(text)
+    end = found.start() if found else len(text)
+    category = unicodedata.category
+    for char in text[:end]:
+        if category(char) == "Cf":
+            return char
+    return found.group() if found else None
 
 
 def _check_json(value: Any, depth: int = 0) -> None:
