@@ -39,7 +39,7 @@ def tests(session: nox.Session, django: str) -> None:
     env = {
         "PYTHONPATH": os.getcwd(),
         "PYTHONWARNINGS": "error::DeprecationWarning",
-        # make test races 2,000 rounds over HTTP (tests/test_isolation.py); the matrix
+        # make test races 2,000 rounds over HTTP (tests/stores/test_isolation.py); the matrix
         # checks that the race still runs on each version.
         "CHRONICA_RACE_ROUNDS": "300",
     }

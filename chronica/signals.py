@@ -26,7 +26,7 @@ class _RobustSignal(Signal):
     Django's own logging reads the receiver's ``__qualname__``, which a callable
     object or a ``functools.partial`` lacks: the AttributeError would escape from
     ``send_robust``, skip the other receivers and reach the writer after its
-    commit. tests/test_signals.py connects such a receiver.
+    commit. tests/core/test_signals.py connects such a receiver.
     """
 
     def __init__(self, name: str) -> None:

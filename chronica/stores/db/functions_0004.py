@@ -2,7 +2,7 @@
 
 A migration must do the same thing on every database, whenever it runs: these texts
 never change, and so they name the tables and the follow lock as they were then, not
-from ``_meta`` (``tests/test_pg_functions.py`` checks both, and the texts' digests).
+from ``_meta`` (``tests/stores/test_pg_functions.py`` checks both, and the texts' digests).
 Functions that must change get new texts beside these and a migration of their own.
 What each function does, and why it exists, is in the migration's docstring.
 """

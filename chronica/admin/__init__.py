@@ -1,0 +1,338 @@
+"""Browse and inspect chronica in the Django admin, read-only.
+
+A chronicum is an append-only record: nobody adds or changes a chronicum or an
+actum here. A whole chronicum, with its acta, may be deleted by a user holding
+its delete permission (an erasure request), through ``chronica.services``; a
+single actum never is.
+
+Every page stays bounded however large a session or an actum grows: acta are
+read from the database cut to their first few KB (never whole), a transcript
+shows the most recent ``TRANSCRIPT_LIMIT`` acta, and the whole of an actum is
+streamed by a view of its own in chunks.
+
+The model admins are here; what a page shows of an actum and the transcript are in
+``display``, the list filters in ``filters``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import admin
+from django.contrib.admin.options import csrf_protect_m
+from django.contrib.admin.utils import quote, unquote
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, TextField
+from django.db.models.functions import Cast, Coalesce, Substr
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from .. import models, services
+from ..errors import ChronicumNotFound
+from .display import (
+    RAW_CHUNK_CHARS,
+    TRANSCRIPT_LIMIT,
+    Shown,
+    bounded_acta,
+    preview,
+    raw_url,
+    shown,
+    transcript,
+)
+from .filters import (
+    CallIdFilter,
+    ChronicumFilter,
+    OwnerFilter,
+    acta_changelist_url,
+    owner_label,
+    users_by_owner,
+)
+
+_RAW_FIELDS = {"content": "text/plain; charset=utf-8", "data": "application/json"}
+
+__all__ = ["TRANSCRIPT_LIMIT", "ActumAdmin", "ChronicumAdmin", "ReadOnlyAdmin", "shown"]
+
+
+# -- the model admins ---------------------------------------------------------------
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """No add and no change, every field read-only (the view permission shows a page)."""
+
+    class Media:
+        css = {"all": ["chronica/admin/transcript.css"]}
+
+    show_full_result_count = False  # a second COUNT(*) over a huge table buys nothing
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        model_fields = [f.name for f in self.model._meta.concrete_fields]
+        return [*model_fields, *self.readonly_fields]
+
+
+@admin.register(models.Chronicum)
+class ChronicumAdmin(ReadOnlyAdmin):
+    list_display = ("id", "owner", "started_at", "last_activity_at", "acta_count")
+    search_fields = ("id", "owner_id")
+    list_filter = (OwnerFilter, "last_activity_at", "started_at")
+    date_hierarchy = "last_activity_at"
+    readonly_fields = ("owner", "acta_count")
+    fields = ("id", "owner", "started_at", "last_activity_at", "acta_count")
+    change_form_template = "admin/chronica/chronicum/change_form.html"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[models.Chronicum]:
+        # A correlated subquery, not a JOIN with GROUP BY: it is counted only for
+        # the rows of the page, from the (chronicum_id, seq) index.
+        count = (
+            models.Actum.objects.filter(chronicum=OuterRef("pk"))
+            .order_by()
+            .values("chronicum")
+            .annotate(n=Count("*"))
+            .values("n")
+        )
+        queryset: QuerySet[models.Chronicum] = super().get_queryset(request)
+        return queryset.annotate(
+            acta_total=Coalesce(Subquery(count, output_field=IntegerField()), 0)
+        )
+
+    def get_changelist_instance(self, request: HttpRequest) -> Any:
+        changelist = super().get_changelist_instance(request)
+        users = users_by_owner(c.owner_id for c in changelist.result_list)
+        for chronicum in changelist.result_list:
+            chronicum.owner_user = users.get(chronicum.owner_id)
+        return changelist
+
+    @admin.display(description="owner", ordering="owner_id")
+    def owner(self, obj: models.Chronicum) -> str:
+        """The owner (``1 (ardian)`` where owners are users), linked to the list of
+        the owner's chronica."""
+        if hasattr(obj, "owner_user"):
+            user = obj.owner_user
+        else:
+            user = users_by_owner([obj.owner_id]).get(obj.owner_id)
+        url = reverse(f"{self.admin_site.name}:chronica_chronicum_changelist")
+        query = urlencode({OwnerFilter.parameter_name: obj.owner_id})
+        return format_html('<a href="{}?{}">{}</a>', url, query, owner_label(obj.owner_id, user))
+
+    @admin.display(description="acta", ordering="acta_total")
+    def acta_count(self, obj: models.Chronicum) -> int:
+        return getattr(obj, "acta_total", 0)
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: models.Chronicum | None = None,
+    ) -> HttpResponse:
+        if obj is not None:
+            context.update(self.transcript_context(obj))
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def transcript_context(self, chronicum: models.Chronicum) -> dict[str, Any]:
+        """The most recent acta, oldest first, each cut to what a page can carry."""
+        total = self.acta_count(chronicum)
+        lines = transcript(self.admin_site, chronicum.id, total)
+        total = max(total, len(lines))  # acta recorded since the count was taken
+        return {
+            "transcript": lines,
+            "transcript_total": total,
+            "transcript_limit": TRANSCRIPT_LIMIT,
+            "transcript_truncated": total > len(lines),
+            "acta_changelist_url": acta_changelist_url(self.admin_site, chronicum.id),
+        }
+
+    # -- erasure ----------------------------------------------------------------
+
+    @csrf_protect_m  # type: ignore[untyped-decorator]
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        # Django runs a confirmed delete inside one transaction that reads before it
+        # writes; on SQLite such a transaction cannot take the write lock while an
+        # agent's write holds it ("database is locked" at once, not after waiting).
+        # The delete below is a transaction of its own that takes the lock first.
+        return self._delete_view(request, object_id, extra_context)  # type: ignore[attr-defined,no-any-return]
+
+    def delete_model(self, request: HttpRequest, obj: models.Chronicum) -> None:
+        """Delete the chronicum and its acta through ``chronica.services``, as its owner:
+        agents writing into it meanwhile never get an error (a write after the delete
+        creates the chronicum again)."""
+        # Deleted meanwhile (by its owner, or by chronica_purge) is gone either way.
+        with contextlib.suppress(ChronicumNotFound):
+            services.delete_chronicum(obj.owner_id, obj.id)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[models.Chronicum]) -> None:
+        for chronicum in queryset:
+            self.delete_model(request, chronicum)
+
+    def get_deleted_objects(
+        self, objs: Iterable[models.Chronicum], request: HttpRequest
+    ) -> tuple[list[Any], dict[str, int], set[str], list[Any]]:
+        # Acta go with their chronicum and nobody may delete one alone, so the
+        # confirmation counts them instead of listing (and permission-checking)
+        # every row of a possibly huge session.
+        chronica = list(objs)
+        counts = dict(
+            models.Actum.objects.filter(chronicum__in=chronica)
+            .order_by()
+            .values_list("chronicum")
+            .annotate(n=Count("*"))
+        )
+        listed: list[Any] = []
+        for chronicum in chronica:
+            url = reverse(
+                f"{self.admin_site.name}:chronica_chronicum_change", args=[quote(chronicum.pk)]
+            )
+            listed.append(format_html('Chronicum: <a href="{}">{}</a>', url, chronicum.id))
+            listed.append([f"{counts.get(chronicum.pk, 0)} acta"])
+        model_count = {
+            str(models.Chronicum._meta.verbose_name_plural): len(chronica),
+            str(models.Actum._meta.verbose_name_plural): sum(counts.values()),
+        }
+        return listed, model_count, set(), []
+
+
+@admin.register(models.Actum)
+class ActumAdmin(ReadOnlyAdmin):
+    list_display = (
+        "seq",
+        "chronicum_link",
+        "kind",
+        "actor_kind",
+        "actor",
+        "call",
+        "short_content",
+        "at",
+    )
+    list_display_links = ("seq",)
+    list_filter = ("kind", "actor_kind", ChronicumFilter, CallIdFilter)
+    search_fields = ("content", "actor")
+    readonly_fields = ("call", "shown_content", "shown_data")
+    fields = (
+        "seq",
+        "id",
+        "chronicum",
+        "kind",
+        "actor_kind",
+        "actor",
+        "call",
+        "at",
+        "idempotency_key",
+        "tokens",
+        "shown_content",
+        "shown_data",
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[models.Actum]:
+        return bounded_acta(super().get_queryset(request))
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # An actum goes only with its whole chronicum.
+        return False
+
+    def get_urls(self) -> list[URLPattern]:
+        raw = path(
+            "<path:object_id>/raw/<str:field>/",
+            self.admin_site.admin_view(self.raw_view),
+            name="chronica_actum_raw",
+        )
+        return [raw, *super().get_urls()]
+
+    def raw_view(self, request: HttpRequest, object_id: str, field: str) -> StreamingHttpResponse:
+        """The whole content (``text/plain``) or data (JSON, as the database keeps it)
+        of one actum, streamed from the database a chunk at a time.
+
+        Without the view permission the answer is 403 before anything is looked up,
+        so that it is the same for an actum that exists and one that does not."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        if field not in _RAW_FIELDS:
+            raise Http404("no such field")
+        actum = self.get_object(request, unquote(object_id))
+        if actum is None or not self.has_view_permission(request, actum):
+            # Denied for this one actum only (an object permission): as if missing.
+            raise Http404("no such actum")
+        response = StreamingHttpResponse(_chunks(actum.seq, field), content_type=_RAW_FIELDS[field])
+        extension = "txt" if field == "content" else "json"
+        response["Content-Disposition"] = (
+            f'inline; filename="actum-{actum.seq}-{field}.{extension}"'
+        )
+        # What an agent wrote is shown as text, never run as a page of the admin.
+        response["X-Content-Type-Options"] = "nosniff"
+        response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+        return response
+
+    @admin.display(description="chronicum", ordering="chronicum_id")
+    def chronicum_link(self, obj: models.Actum) -> str:
+        url = reverse(
+            f"{self.admin_site.name}:chronica_chronicum_change", args=[quote(obj.chronicum_id)]
+        )
+        return format_html('<a href="{}">{}</a>', url, obj.chronicum_id)
+
+    @admin.display(description="call ID", ordering="call_id")
+    def call(self, obj: models.Actum) -> str:
+        """The call ID, linked to every actum of that tool call in the chronicum."""
+        if not obj.call_id:
+            return ""
+        url = acta_changelist_url(self.admin_site, obj.chronicum_id, obj.call_id)
+        return format_html('<a href="{}">{}</a>', url, obj.call_id)
+
+    @admin.display(description="content")
+    def short_content(self, obj: models.Actum) -> str:
+        return preview(obj.content_head)  # type: ignore[attr-defined]
+
+    @admin.display(description="content")
+    def shown_content(self, obj: models.Actum) -> SafeString:
+        tool = obj.kind in ("tool_request", "tool_response")
+        text = shown(obj.content_head, obj.content_length, pretty=tool)  # type: ignore[attr-defined]
+        return self._shown(obj, text, "content")
+
+    @admin.display(description="data")
+    def shown_data(self, obj: models.Actum) -> SafeString:
+        text = shown(obj.data_head, obj.data_length, pretty=True)  # type: ignore[attr-defined]
+        return self._shown(obj, text, "data")
+
+    def _shown(self, obj: models.Actum, text: Shown | None, field: str) -> SafeString:
+        if text is None:
+            return format_html("{}", "-")
+        pre = format_html('<pre class="chronica-content chronica-json">{}</pre>', text.text)
+        if not text.cut:
+            return pre
+        return format_html(
+            '{}<p class="chronica-cut">Cut: {} characters in all. <a href="{}">Show all</a></p>',
+            pre,
+            text.length_display,
+            raw_url(self.admin_site, obj.seq, field),
+        )
+
+
+def _chunks(seq: int, field: str) -> Iterator[str]:
+    """The text of one column of one actum, ``RAW_CHUNK_CHARS`` characters a query."""
+    column: Any = Cast("data", TextField()) if field == "data" else "content"
+    start = 1
+    while True:
+        piece = (
+            models.Actum.objects.filter(seq=seq)
+            .annotate(piece=Substr(column, start, RAW_CHUNK_CHARS))
+            .values_list("piece", flat=True)
+            .first()
+        )
+        if not piece:
+            return  # the end, or the actum went with its chronicum meanwhile
+        yield piece
+        if len(piece) < RAW_CHUNK_CHARS:
+            return
+        start += RAW_CHUNK_CHARS

@@ -1,0 +1,249 @@
+"""The module functions of chronica.services, driven by settings.CHRONICA."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.core.checks import run_checks
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection, connections
+from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
+
+from chronica import Actum, ChronicumNotFound, IdempotencyUnsupported, InvalidActum, services
+from chronica.conf import chronica_settings
+from chronica.stores.db import DjangoStore
+from chronica.stores.memory import InMemoryStore
+
+from .. import scenario
+from ..scenario import CHRONICUM, OWNER
+
+MEMORY = {"STORE": "chronica.stores.memory.InMemoryStore"}
+
+
+@pytest.fixture(autouse=True)
+def fresh_chronicarius():
+    services.reset_chronicarius()
+    yield
+    services.reset_chronicarius()
+
+
+@pytest.mark.django_db
+class TestDefaults:
+    def test_the_default_store_is_django_store(self):
+        assert isinstance(services.get_chronicarius().store, DjangoStore)
+
+    def test_built_once(self):
+        assert services.get_chronicarius() is services.get_chronicarius()
+
+    def test_dinner_friday_through_the_module_functions(self):
+        for actum in scenario.acta():
+            services.record_actum(OWNER, actum)
+        window = services.get_acta(OWNER, CHRONICUM, kinds=["message"], last_n=3)
+        assert [a.actor for a in window] == ["search", "ardian", "concierge"]
+        assert services.get_chronicum(OWNER, CHRONICUM).owner_id == OWNER
+        with pytest.raises(ChronicumNotFound):
+            services.get_acta("rafa", CHRONICUM)
+
+
+@pytest.mark.django_db(transaction=True)
+class TestAsyncTwins:
+    @pytest.fixture(autouse=True)
+    async def close_executor_connections(self):
+        yield
+        # sync_to_async ran the queries on its executor thread: close that thread's
+        # connection, or the test database cannot be dropped at the end.
+        await sync_to_async(connections.close_all)()
+
+    async def test_async_twins_on_the_django_store(self):
+        first = await services.arecord_actum(
+            OWNER, scenario.booking_reply(), idempotency_key="booking-reply-1"
+        )
+        again = await services.arecord_actum(
+            OWNER,
+            scenario.booking_reply(scenario.BOOKING_REPLY_REWORDED),
+            idempotency_key="booking-reply-1",
+        )
+        assert again == first
+        assert await services.aget_acta(OWNER, CHRONICUM) == [first]
+        chronicum = await services.aget_chronicum(OWNER, CHRONICUM)
+        assert chronicum.last_activity_at == first.at
+        with pytest.raises(ChronicumNotFound):
+            await services.aget_chronicum("rafa", CHRONICUM)
+
+
+class TestSettings:
+    def test_override_settings_rebuilds_the_chronicarius(self):
+        with override_settings(CHRONICA=MEMORY):
+            memory = services.get_chronicarius()
+            assert isinstance(memory.store, InMemoryStore)
+            services.record_actum(OWNER, scenario.booking_reply())
+            assert len(services.get_acta(OWNER, CHRONICUM)) == 1
+        with override_settings(CHRONICA=MEMORY):
+            assert services.get_chronicarius() is not memory
+
+    def test_store_options_are_passed(self):
+        config = {"STORE": "tests.teststores.PlainStore", "STORE_OPTIONS": {"region": "jkt"}}
+        with override_settings(CHRONICA=config):
+            assert services.get_chronicarius().store.options == {"region": "jkt"}
+
+    def test_django_store_using(self):
+        with override_settings(CHRONICA={"STORE_OPTIONS": {"using": "default"}}):
+            store = services.get_chronicarius().store
+            assert isinstance(store, DjangoStore)
+            assert store.alias == "default"
+
+    def test_a_callable_store(self):
+        with override_settings(CHRONICA={"STORE": InMemoryStore}):
+            assert isinstance(services.get_chronicarius().store, InMemoryStore)
+
+    def test_keys_left_out_take_the_defaults(self):
+        with override_settings(CHRONICA={"STORE_OPTIONS": {}}):
+            assert chronica_settings.STORE == "chronica.stores.db.DjangoStore"
+            assert chronica_settings.OWNER_ID == "chronica.api.owner_id_from_user"
+
+    @pytest.mark.parametrize(
+        ("config", "message"),
+        [
+            ({"STORE": "chronica.stores.nowhere.Store"}, "CHRONICA['STORE']"),
+            ({"STORE": "chronica.stores.memory.NoSuchStore"}, "CHRONICA['STORE']"),
+            ({"STORE": 42}, "CHRONICA['STORE']"),
+            ({"STORE": "chronica.values.ActaQuery"}, "CHRONICA['STORE']"),
+            ({"STORE_OPTIONS": []}, "CHRONICA['STORE_OPTIONS']"),
+            ({"STORE": MEMORY["STORE"], "STORE_OPTIONS": {"size": 3}}, "CHRONICA['STORE']"),
+            ("chronica.stores.memory.InMemoryStore", "CHRONICA setting must be a dict"),
+        ],
+    )
+    def test_a_wrong_setting_is_improperly_configured_naming_it(self, config, message):
+        with override_settings(CHRONICA=config), pytest.raises(ImproperlyConfigured) as caught:
+            services.record_actum(OWNER, scenario.booking_reply())
+        assert message in str(caught.value)
+
+    def test_a_wrong_owner_id_path(self):
+        with (
+            override_settings(CHRONICA={"OWNER_ID": "chronica.api.nobody"}),
+            pytest.raises(ImproperlyConfigured, match=r"CHRONICA\['OWNER_ID'\]"),
+        ):
+            chronica_settings.owner_id_function()
+
+    def test_a_key_on_a_store_that_is_not_idempotent(self):
+        with (
+            override_settings(CHRONICA={"STORE": "tests.teststores.PlainStore"}),
+            pytest.raises(IdempotencyUnsupported),
+        ):
+            services.record_actum(OWNER, scenario.booking_reply(), idempotency_key="k")
+
+
+class TestSystemChecks:
+    def ids(self):
+        return sorted(m.id for m in run_checks() if m.id and m.id.startswith("chronica."))
+
+    def test_no_setting_is_fine(self):
+        assert self.ids() == []
+
+    @pytest.mark.parametrize(
+        ("config", "ids"),
+        [
+            ("not a dict", ["chronica.E001"]),
+            ({"STROE": "x"}, ["chronica.E002"]),
+            ({"STORE": "chronica.stores.nowhere.Store"}, ["chronica.E003"]),
+            ({"STORE_OPTIONS": "using=default"}, ["chronica.E004"]),
+            ({"OWNER_ID": "chronica.api.nobody"}, ["chronica.E005"]),
+            ({"TOKEN_COUNTER": "chronica.tokens.nothing"}, ["chronica.E007"]),
+            ({"TOKEN_COUNTER": 8}, ["chronica.E007"]),
+            ({"MAX_ACTUM_BYTES": 0}, ["chronica.E010"]),
+            ({"MAX_ACTUM_BYTES": "4MiB"}, ["chronica.E010"]),
+            ({"MAX_ACTUM_BYTES": None}, []),
+            ({"API_MAX_ACTA": None}, ["chronica.E011"]),
+            ({"API_MAX_ACTA": -1}, ["chronica.E011"]),
+            ({"TOKEN_COUNTER": "chronica.tokens.estimate_tokens", "API_MAX_ACTA": 50}, []),
+            (MEMORY, []),
+        ],
+    )
+    def test_a_bad_setting_is_reported_at_manage_py_check(self, config, ids):
+        with override_settings(CHRONICA=config):
+            assert self.ids() == ids
+
+    def test_use_tz_false_is_a_warning(self):
+        with override_settings(USE_TZ=False):
+            assert "chronica.W001" in self.ids()
+
+
+@pytest.mark.django_db
+class TestRoundTrips:
+    """Recording into an existing chronicum and reading a window take at most 2 queries."""
+
+    def queries(self, call):
+        with CaptureQueriesContext(connection) as ctx:
+            call()
+        return [
+            q["sql"]
+            for q in ctx.captured_queries
+            if q["sql"].upper() not in ("BEGIN", "COMMIT") and "SAVEPOINT" not in q["sql"].upper()
+        ]
+
+    def test_record_into_an_existing_chronicum(self):
+        services.record_actum(OWNER, scenario.acta()[0])
+        sqls = self.queries(lambda: services.record_actum(OWNER, scenario.acta()[1]))
+        limit = 2 if connection.vendor == "postgresql" else 4
+        assert len(sqls) <= limit, sqls
+
+    def test_record_with_a_key_and_its_replay(self):
+        services.record_actum(OWNER, scenario.acta()[0])
+        reply = scenario.booking_reply()
+        first = self.queries(lambda: services.record_actum(OWNER, reply, idempotency_key="k"))
+        replay = self.queries(lambda: services.record_actum(OWNER, reply, idempotency_key="k"))
+        if connection.vendor == "postgresql":
+            assert len(first) <= 2, first
+            assert len(replay) <= 3, replay
+
+    @pytest.mark.parametrize(
+        "kwargs", [{}, {"kinds": ["message"], "last_n": 3}, {"actor_kinds": ["human", "agent"]}]
+    )
+    def test_get_acta_reads_the_window_in_one_query(self, kwargs):
+        for actum in scenario.acta():
+            services.record_actum(OWNER, actum)
+        sqls = self.queries(lambda: services.get_acta(OWNER, CHRONICUM, **kwargs))
+        assert len(sqls) == 1, sqls  # the owner's check and the window together
+        assert "acta" in sqls[0]
+
+    def test_an_empty_window_adds_one_check_that_the_chronicum_exists(self):
+        services.record_actum(OWNER, scenario.acta()[0])
+        sqls = self.queries(lambda: services.get_acta(OWNER, CHRONICUM, kinds=["thought"]))
+        assert len(sqls) == 2, sqls
+        assert "FROM acta" in sqls[0]
+        assert "FROM chronica" in sqls[1]
+        assert "acta" not in sqls[1]
+
+
+@pytest.mark.django_db
+class TestBadInputWritesNothing:
+    @pytest.mark.parametrize(
+        "changes",
+        [
+            {"content": "Hi\x00"},
+            {"actor": "a\x00"},
+            {"chronicum_id": "d\x00f"},
+            {"chronicum_id": "x" * 300},
+            {"actor": "x" * 300},
+            {"content": None},
+            {"actor": None},
+            {"kind": "email"},
+        ],
+    )
+    def test_through_services(self, changes):
+        fields = {
+            "chronicum_id": CHRONICUM,
+            "kind": "message",
+            "actor_kind": "human",
+            "actor": OWNER,
+            "content": "Hi.",
+        }
+        fields.update(changes)
+        from chronica import models
+
+        with CaptureQueriesContext(connection) as ctx, pytest.raises(InvalidActum):
+            services.record_actum(OWNER, Actum(**fields))
+        assert ctx.captured_queries == []
+        assert models.Chronicum.objects.count() == 0
+        assert models.Actum.objects.count() == 0

@@ -1,0 +1,131 @@
+"""State beside the acta (chronica.interfaces.StateStore): the conformance suite on
+both stores, and the rules Chronicarius keeps on top of it."""
+
+from __future__ import annotations
+
+import pytest
+
+from chronica import interfaces, storeconformance
+from chronica.errors import ChronicumExists, ChronicumNotFound, InvalidActum, StateConflict
+from chronica.services import Chronicarius
+from chronica.stores.memory import InMemoryStore
+from chronica.values import Actum, StateChange, StateScope
+
+from ..teststores import StateDjangoStore
+
+
+class TestInMemoryStoreStateStore(storeconformance.StateStoreConformance):
+    def make_store(self):
+        return InMemoryStore()
+
+
+@pytest.mark.django_db(transaction=True)
+class TestDjangoStoreStateStore(storeconformance.StateStoreConformance):
+    def make_store(self):
+        return StateDjangoStore()
+
+
+def test_both_stores_are_state_stores():
+    assert isinstance(InMemoryStore(), interfaces.StateStore)
+    assert isinstance(StateDjangoStore(), interfaces.StateStore)
+
+
+def message(chronicum_id: str, text: str = "hi") -> Actum:
+    return Actum(
+        chronicum_id=chronicum_id, kind="message", actor_kind="human", actor="ardian", content=text
+    )
+
+
+@pytest.fixture
+def chronicarius(store):
+    if not isinstance(store, InMemoryStore):
+        store = StateDjangoStore()
+    return Chronicarius(store)
+
+
+class TestRules:
+    def test_a_session_and_its_state(self, chronicarius):
+        change = StateChange(namespace="dinner", set={"party": 4})
+        chronicarius.update_state("ardian", "dinner-friday", [change], create=True)
+        with pytest.raises(ChronicumExists):
+            chronicarius.update_state("rafa", "dinner-friday", [change], create=True)
+        chronicarius.record(
+            "ardian",
+            [message("dinner-friday")],
+            state=[StateChange(namespace="dinner", scope="owner", set={"name": "Ardian"})],
+        )
+
+        view = chronicarius.get_state("ardian", "dinner", "dinner-friday", acta=True)
+        assert view.chronicum_state == {"party": 4}
+        assert view.owner_state == {"name": "Ardian"}
+        assert [a.content for a in view.acta] == ["hi"]
+        assert chronicarius.get_state("rafa", "dinner", "dinner-friday").chronicum is None
+        assert [c.id for c, _ in chronicarius.list_namespace("dinner").chronica] == [
+            "dinner-friday"
+        ]
+        assert chronicarius.list_namespace("dinner", owner_id="rafa").chronica == []
+
+    def test_a_write_with_state_never_creates_its_chronicum(self, chronicarius):
+        with pytest.raises(ChronicumNotFound):
+            chronicarius.record(
+                "ardian", [message("new")], state=[StateChange(namespace="dinner", set={"a": 1})]
+            )
+        with pytest.raises(ChronicumNotFound):
+            chronicarius.get_chronicum("ardian", "new")
+        with pytest.raises(ChronicumNotFound):
+            chronicarius.update_state("ardian", "new", [StateChange(namespace="dinner")])
+
+    def test_a_failed_expectation_is_state_conflict_and_writes_nothing(self, chronicarius):
+        chronicarius.update_state(
+            "ardian", "s", [StateChange(namespace="dinner", set={"v": 1})], create=True
+        )
+        with pytest.raises(StateConflict):
+            chronicarius.record(
+                "ardian",
+                [message("s")],
+                state=[StateChange(namespace="dinner", set={"v": 3}, expect={"v": 2})],
+            )
+        assert chronicarius.get_acta("ardian", "s") == []
+
+    @pytest.mark.parametrize(
+        "change",
+        [
+            StateChange(namespace=""),
+            StateChange(namespace="a\nb"),
+            StateChange(namespace="dinner", set={"nan": float("nan")}),
+            StateChange(namespace="dinner", set={"nul": "\x00"}),
+            StateChange(namespace="dinner", set={1: "int key"}),  # type: ignore[dict-item]
+            StateChange(namespace="dinner", path=("a", 1)),  # type: ignore[arg-type]
+            StateChange(namespace="dinner", scope="everyone"),  # type: ignore[arg-type]
+            StateChange(namespace="dinner", expect=[]),  # type: ignore[arg-type]
+        ],
+    )
+    def test_bad_state_is_invalid_and_nothing_is_written(self, chronicarius, change):
+        with pytest.raises(InvalidActum):
+            chronicarius.update_state("ardian", "s", [change], create=True)
+        with pytest.raises(ChronicumNotFound):
+            chronicarius.get_chronicum("ardian", "s")
+
+    def test_one_namespace_per_write_for_the_chronicum(self, chronicarius):
+        with pytest.raises(InvalidActum):
+            chronicarius.update_state(
+                "ardian",
+                "s",
+                [StateChange(namespace="a"), StateChange(namespace="b")],
+                create=True,
+            )
+        chronicarius.update_state(
+            "ardian",
+            "s",
+            [StateChange(namespace="a"), StateChange(namespace="b", scope=StateScope.NAMESPACE)],
+            create=True,
+        )
+
+    def test_a_store_without_state_says_so(self):
+        from chronica.errors import StoreUnsupported
+
+        class Plain(InMemoryStore):
+            write_state = read_state = list_namespace = None  # type: ignore[assignment]
+
+        with pytest.raises(StoreUnsupported, match="StateStore"):
+            Chronicarius(Plain()).get_state("ardian", "dinner")

@@ -1,0 +1,327 @@
+"""An owner's write never lands in another owner's chronicum (rule 4 under a race).
+
+ardian writes into a new chronicum X and, in another call, deletes it, while rafa
+creates X at once. A write first creates the chronicum it writes into; if the owner
+were checked only then, and the append went in unchecked, ardian's actum would be
+stored in rafa's X. These tests make that interleaving certain with a store that
+pauses right after ``create``: in the pause, ardian's delete and rafa's create run.
+The write must then answer ``ChronicumNotFound`` (X is rafa's now), and rafa's X
+must hold nothing of ardian's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import dataclasses
+import http.client
+import json
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
+
+from chronica import Actum, ChronicumNotFound
+from chronica.services import Chronicarius
+from chronica.stores.db import DjangoStore
+from chronica.stores.memory import InMemoryStore
+
+from ..exampleproject import PYTHON, environment, free_port, serving
+from ..teststores import PlainStore
+
+X = "dinner-friday"
+
+
+def reply(content: str = "A table for four at Rumah Teduh is held.") -> Actum:
+    return Actum(
+        chronicum_id=X, kind="message", actor_kind="agent", actor="booking", content=content
+    )
+
+
+def pausing(base: type) -> type:
+    """``base`` whose ``create`` stops after it has created, until the test lets it go."""
+
+    class Pausing(base):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.created = threading.Event()
+            self.go = threading.Event()
+
+        def create(self, chronicum: Any) -> None:
+            super().create(chronicum)
+            if chronicum.owner_id == "ardian" and not self.created.is_set():
+                self.created.set()
+                assert self.go.wait(30), "the test never let the write go on"
+
+    return Pausing
+
+
+WRITES: dict[str, Callable[[Chronicarius], Any]] = {
+    "one actum": lambda c: c.record_actum("ardian", reply()),
+    "a batch": lambda c: c.record_acta("ardian", [reply("first"), reply("second")]),
+    "keyed": lambda c: c.record_actum("ardian", reply(), idempotency_key="booking-reply-1"),
+    "keyed batch": lambda c: c.record_acta(
+        "ardian", [reply("first"), reply("second")], idempotency_key="booking-reply-1"
+    ),
+    "asyncio": lambda c: asyncio.run(_closing(c.arecord_actum("ardian", reply()))),
+    "asyncio batch": lambda c: asyncio.run(
+        _closing(c.arecord_acta("ardian", [reply("a"), reply("b")]))
+    ),
+}
+
+
+async def _closing(call: Any) -> Any:
+    """Await ``call``, then close the connections of asgiref's executor thread, where
+    the sync part of an a* call ran."""
+    try:
+        return await call
+    finally:
+        await sync_to_async(connections.close_all)()
+
+
+def race(store: Any, write: Callable[[Chronicarius], Any]) -> BaseException | None:
+    """ardian's first write into X; in its pause after the create, ardian deletes X and
+    rafa creates it. What the write raised (``None`` if it returned)."""
+    c = Chronicarius(store)
+    raised: list[BaseException | None] = []
+
+    def ardian_writes() -> None:
+        try:
+            write(c)
+            raised.append(None)
+        except BaseException as exc:
+            raised.append(exc)
+        finally:
+            connections.close_all()
+
+    writer = threading.Thread(target=ardian_writes)
+    writer.start()
+    try:
+        assert store.created.wait(30), "ardian's write never created X"
+        c.delete_chronicum("ardian", X)
+        c.create_chronicum("rafa", X)
+    finally:
+        store.go.set()
+        writer.join(60)
+    assert not writer.is_alive()
+    return raised[0]
+
+
+@pytest.fixture(
+    params=["memory", pytest.param("django", marks=pytest.mark.django_db(transaction=True))]
+)
+def store(request: pytest.FixtureRequest) -> Any:
+    return pausing(InMemoryStore if request.param == "memory" else DjangoStore)()
+
+
+@pytest.mark.parametrize("write", list(WRITES.values()), ids=list(WRITES))
+def test_a_write_racing_a_delete_and_a_re_create_never_lands_in_rafas(store, write):
+    raised = race(store, write)
+
+    assert isinstance(raised, ChronicumNotFound), raised
+    c = Chronicarius(store)
+    assert c.get_acta("rafa", X) == []
+    assert c.get_chronicum("rafa", X).owner_id == "rafa"
+    with pytest.raises(ChronicumNotFound):
+        c.get_acta("ardian", X)
+
+
+def test_after_the_race_ardian_writes_where_ardian_owns(store):
+    race(store, WRITES["one actum"])
+    c = Chronicarius(store)
+    with pytest.raises(ChronicumNotFound):
+        c.record_actum("ardian", reply("Again."))
+    mine = c.record_actum("ardian", dataclasses.replace(reply("Mine."), chronicum_id="ardian-x"))
+    assert c.get_acta("ardian", "ardian-x") == [mine]
+    assert c.get_acta("rafa", X) == []
+
+
+def test_a_store_that_deletes_without_checking_owners_in_its_writes_cannot_delete():
+    """A DeletingStore whose writes do not check the owner in the same step would let
+    the race above through: Chronicarius deletes only through an OwnerScopedStore."""
+
+    class DeletingPlainStore(PlainStore):
+        def delete(self, chronicum_id: str, owner_id: str) -> None:
+            self.inner.delete(chronicum_id, owner_id)
+
+    from chronica.errors import StoreUnsupported
+
+    c = Chronicarius(DeletingPlainStore())
+    c.record_actum("ardian", reply())
+    with pytest.raises(StoreUnsupported, match="OwnerScopedStore"):
+        c.delete_chronicum("ardian", X)
+    assert [a.content for a in c.get_acta("ardian", X)] == [reply().content]
+
+
+def _behind_the_lock(store: InMemoryStore, step: Callable[[], Any]) -> list[Any]:
+    """Run ``step`` (a call into X) in a thread that looked X up and waits for its lock,
+    while ardian's X is deleted and rafa creates X; what ``step`` answered."""
+    c = Chronicarius(store)
+    entry = store._entries[X]
+    done: list[Any] = []
+    with entry.lock:
+        reader = threading.Thread(target=lambda: done.append(step()))
+        reader.start()
+        threading.Event().wait(0.2)  # the thread has looked X up and waits for the lock
+        del store._entries[X]  # ardian's delete (under the lock it would wait for)
+        c.create_chronicum("rafa", X)
+        c.record_actum("rafa", dataclasses.replace(reply("rafa's own"), actor="rafa-agent"))
+    reader.join(30)
+    return done
+
+
+def test_the_memory_store_checks_the_owner_under_the_chronicums_lock():
+    """The memory store's owner-checked write and window: a delete and rafa's create
+    between their look-up and their lock leave rafa's X untouched and unread."""
+    store = InMemoryStore()
+    Chronicarius(store).create_chronicum("ardian", X)
+    assert _behind_the_lock(
+        store, lambda: store.record_batch_if_owner("ardian", [reply()], None, [None])
+    ) == [None]
+    assert [a.content for a in Chronicarius(store).get_acta("rafa", X)] == ["rafa's own"]
+
+    store = InMemoryStore()
+    Chronicarius(store).record_actum("ardian", reply("ardian's"))
+    from chronica import ActaQuery
+
+    assert _behind_the_lock(store, lambda: store.acta_if_owner("ardian", X, ActaQuery())) == [None]
+
+
+# -- over HTTP, with real concurrent clients ------------------------------------------
+
+ROUNDS = int(os.environ.get("CHRONICA_RACE_ROUNDS", "2000"))
+GROUPS = 4  # groups of three clients racing at once, each on IDs of its own
+
+
+class Client:
+    """One keep-alive HTTP connection with a person's token."""
+
+    def __init__(self, base: str, token: str) -> None:
+        parts = urlsplit(base)
+        self.connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
+        self.headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        payload = None if body is None else json.dumps(body)
+        self.connection.request(method, path, payload, self.headers)
+        response = self.connection.getresponse()
+        raw = response.read()
+        try:
+            return response.status, (json.loads(raw) if raw else None)
+        except ValueError:
+            raise AssertionError(f"{method} {path}: {response.status} {raw[:300]!r}") from None
+
+
+@pytest.fixture
+def gunicorn(tmp_path: Path) -> Iterator[str]:
+    """example_project under gunicorn with 16 threads, so that requests really run at
+    once, on a store that is slow after each create (``tests.race_settings``)."""
+    port = free_port()
+    command = [
+        PYTHON,
+        "-m",
+        "gunicorn",
+        "example_project.wsgi:application",
+        f"--bind=127.0.0.1:{port}",
+        "--workers=1",
+        "--threads=16",
+    ]
+    env = environment(
+        DJANGO_SETTINGS_MODULE="tests.race_settings", DJANGO_THROTTLE_USER="1000000/minute"
+    )
+    with serving(command, port, tmp_path / "gunicorn.log", env=env) as base:
+        yield base
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_over_http_no_write_of_ardians_lands_in_rafas_chronicum(gunicorn, ardian, rafa):
+    """Each round, at once: ardian's booking agent posts into a new X, ardian deletes X
+    and rafa creates X (four groups of these three clients at once, 2,000 rounds). Every
+    actum ardian was told is stored (201) is in ardian's X or went with the delete;
+    rafa's chronica hold nothing of ardian's."""
+    from rest_framework.authtoken.models import Token
+
+    tokens = {user.username: Token.objects.create(user=user).key for user in (ardian, rafa)}
+    prefix = "/api/chronica/"
+    told: list[tuple[str, str]] = []  # (chronicum, actum ID) ardian's writes were told
+    answers: dict[str, collections.Counter[int]] = collections.defaultdict(collections.Counter)
+    body = {"kind": "message", "actor_kind": "agent", "actor": "booking", "content": "Held."}
+
+    def ardian_writes(client: Client, x: str) -> None:
+        status, answer = client.call("POST", f"{prefix}{x}/acta/", body)
+        answers["write"][status] += 1
+        assert status in (201, 404), answer
+        if status == 201:
+            told.append((x, answer["id"]))
+
+    def ardian_deletes(client: Client, x: str) -> None:
+        status, answer = client.call("DELETE", f"{prefix}{x}/")
+        answers["delete"][status] += 1
+        assert status in (204, 404), answer
+
+    def rafa_creates(client: Client, x: str) -> None:
+        status, answer = client.call("POST", prefix, {"id": x})
+        answers["create"][status] += 1
+        assert status in (201, 409), answer
+
+    # The delete and rafa's create start up to a few ms after the write, so that they
+    # often meet it between its create and its append.
+    steps = [
+        (ardian_writes, tokens["ardian"], 0.0),
+        (ardian_deletes, tokens["ardian"], 0.008),
+        (rafa_creates, tokens["rafa"], 0.016),
+    ]
+    errors: list[BaseException] = []
+    barriers: list[threading.Barrier] = []
+
+    def racer(group: int, step: Callable[[Client, str], None], token: str, late: float) -> Any:
+        """One of the three clients of a group: its part of each of the group's rounds."""
+        start = barriers[group]
+
+        def rounds() -> None:
+            client, spread = Client(gunicorn, token), random.Random(f"{group}-{late}")
+            try:
+                for n in range(group, ROUNDS, GROUPS):
+                    start.wait(60)
+                    time.sleep(spread.uniform(0, late))
+                    step(client, f"race-{n}")
+            except BaseException as exc:
+                errors.append(exc)
+                start.abort()
+
+        return rounds
+
+    threads = []
+    for group in range(GROUPS):
+        barriers.append(threading.Barrier(len(steps)))
+        threads += [threading.Thread(target=racer(group, *step)) for step in steps]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(600)
+    assert errors == [], errors[:1]
+
+    from chronica import models
+
+    rafas = set(models.Chronicum.objects.filter(owner_id=str(rafa.pk)).values_list("id", flat=True))
+    stray = models.Actum.objects.filter(chronicum__owner_id=str(rafa.pk))
+    assert list(stray.values_list("chronicum_id", "id")[:5]) == []
+    kept = set(models.Actum.objects.values_list("chronicum_id", "id"))
+    for x, actum_id in told:
+        # Told stored: in ardian's X (written after the delete, or no delete came), or
+        # gone with ardian's delete; never in rafa's.
+        assert x not in rafas or (x, actum_id) not in kept
+    # The three requests did race: every outcome of each happened.
+    print(f"{ROUNDS} rounds: {dict(answers)}")
+    for call, outcomes in (("create", (201, 409)), ("delete", (204, 404)), ("write", (201,))):
+        for status in outcomes:
+            assert answers[call][status], answers

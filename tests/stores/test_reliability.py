@@ -1,0 +1,199 @@
+"""A worker outlives its database connection.
+
+chronica runs in long-lived workers (Celery, asyncio agent loops) that never get
+Django's per-request clean-up. When PostgreSQL kills the worker's connection or
+restarts, the call that meets the dead connection may fail with a DatabaseError;
+the next call through chronica.services must work, and nothing recorded is lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import time
+
+import psycopg
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import DatabaseError, connection, connections, transaction
+
+from chronica import services
+
+from .. import scenario
+from ..database import server_connection
+from ..scenario import CHRONICUM, OWNER
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def postgres():
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite is a file, not a server: there is no connection to kill")
+    services.reset_chronicarius()
+    yield
+    services.reset_chronicarius()
+    # A failed test may leave the connection dead: the database flush after it must not fail too.
+    connection.close()
+
+
+def backend_pid() -> int:
+    """The server process behind this thread's Django connection."""
+    with connections["default"].cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
+def terminate(pid: int) -> None:
+    """Kill one backend (ours only: other test runs share the server) and wait until it is gone."""
+    with server_connection() as other:
+        gone = other.execute("SELECT pg_terminate_backend(%s, 30000)", [pid]).fetchone()[0]
+    assert gone, f"backend {pid} was still alive 30 s after pg_terminate_backend"
+
+
+def record_dinner() -> list:
+    return [services.record_actum(OWNER, a) for a in scenario.acta()]
+
+
+def record_booking_reply():
+    # The same key every time: whether or not a failed attempt landed, the reply is there once.
+    return services.record_actum(OWNER, scenario.booking_reply(), idempotency_key="booking-reply-1")
+
+
+FIRST_CALLS = {
+    "record_actum": record_booking_reply,
+    "get_acta": lambda: services.get_acta(OWNER, CHRONICUM, kinds=["message"], last_n=3),
+    "get_chronicum": lambda: services.get_chronicum(OWNER, CHRONICUM),
+}
+
+
+@pytest.mark.parametrize("first_call", FIRST_CALLS)
+def test_the_call_after_a_terminated_connection_works(postgres, first_call):
+    dinner = record_dinner()
+    pid = backend_pid()
+    terminate(pid)
+
+    # The call that meets the dead connection may fail, and only with a DatabaseError.
+    with contextlib.suppress(DatabaseError):
+        FIRST_CALLS[first_call]()
+
+    reply = record_booking_reply()
+    assert services.get_acta(OWNER, CHRONICUM) == [*dinner, reply]
+    assert services.get_chronicum(OWNER, CHRONICUM).last_activity_at == reply.at
+    assert backend_pid() != pid
+
+
+def test_a_connection_killed_twice_in_a_row(postgres):
+    dinner = record_dinner()
+    for _ in range(2):
+        pid = backend_pid()
+        terminate(pid)
+        with contextlib.suppress(DatabaseError):
+            services.get_chronicum(OWNER, CHRONICUM)
+        assert services.get_acta(OWNER, CHRONICUM) == dinner
+        assert backend_pid() != pid
+
+
+def test_a_task_transaction_that_meets_a_dead_connection(postgres):
+    """A Celery task that wraps its work in transaction.atomic fails as a whole; the next
+    task works."""
+    dinner = record_dinner()
+    pid = backend_pid()
+    terminate(pid)
+
+    with pytest.raises(DatabaseError), transaction.atomic():
+        record_booking_reply()
+
+    reply = record_booking_reply()
+    assert services.get_acta(OWNER, CHRONICUM) == [*dinner, reply]
+    assert backend_pid() != pid
+
+
+class TestAsyncioAgentLoop:
+    @pytest.fixture(autouse=True)
+    async def close_executor_connections(self):
+        yield
+        # The a* twins ran on sync_to_async's executor thread: close its connection,
+        # or the test database cannot be dropped at the end.
+        await sync_to_async(connections.close_all)()
+
+    async def test_the_next_turn_after_a_terminated_connection_works(self, postgres):
+        dinner = [await services.arecord_actum(OWNER, a) for a in scenario.acta()]
+        # On PostgreSQL the a* calls run on the asyncio path's pooled connections.
+        pids = asyncio_pids()
+        for pid in pids:
+            terminate(pid)
+
+        with contextlib.suppress(DatabaseError):
+            await services.aget_acta(OWNER, CHRONICUM, kinds=["message"], last_n=3)
+
+        window = await services.aget_acta(OWNER, CHRONICUM, kinds=["message"], last_n=3)
+        assert window == [a for a in dinner if a.kind == "message"][-3:]
+        assert pids
+        assert not set(asyncio_pids()) & set(pids)
+
+
+def asyncio_pids() -> list[int]:
+    with server_connection() as probe:
+        rows = probe.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database()"
+            " AND application_name = 'chronica async'"
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def local_cluster() -> tuple[str, str]:
+    """(version, name) of the local cluster serving the test database, or skip."""
+    if os.environ.get("CHRONICA_TEST_NO_SERVER_RESTART") == "1":
+        pytest.skip(
+            "CHRONICA_TEST_NO_SERVER_RESTART=1: other suites share this server, so it is not"
+            " restarted under them"
+        )
+    if connection.settings_dict["HOST"] not in ("127.0.0.1", "localhost", "::1"):
+        pytest.skip("the test database is not on this machine: it cannot be restarted from here")
+    if shutil.which("pg_lsclusters") is None or shutil.which("pg_ctlcluster") is None:
+        pytest.skip("pg_lsclusters / pg_ctlcluster not installed: cannot restart the server")
+    port = str(connection.settings_dict["PORT"])
+    listed = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True, check=True)
+    for line in listed.stdout.splitlines():
+        version, name, cluster_port, *_ = line.split()
+        if cluster_port == port:
+            return version, name
+    pytest.skip(f"no local cluster listens on port {port}")
+
+
+def wait_until_accepting(deadline_s: float = 120) -> None:
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            with server_connection(connect_timeout=2) as probe:
+                probe.execute("SELECT 1")
+            return
+        except psycopg.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+@pytest.mark.slow
+def test_the_call_after_a_server_restart_works(postgres):
+    version, name = local_cluster()
+    dinner = record_dinner()
+    pid = backend_pid()
+
+    # Disturbs every other client of this server for a few seconds: kept to this one test.
+    subprocess.run(
+        ["pg_ctlcluster", "--skip-systemctl-redirect", version, name, "restart"],
+        check=True,
+        timeout=180,
+    )
+    wait_until_accepting()
+
+    with contextlib.suppress(DatabaseError):
+        services.get_acta(OWNER, CHRONICUM)
+
+    reply = record_booking_reply()
+    assert services.get_acta(OWNER, CHRONICUM) == [*dinner, reply]
+    assert backend_pid() != pid
