@@ -23,14 +23,12 @@ from chronica import ChronicumNotFound, services
 from chronica.conf import chronica_settings
 from chronica.interfaces import BatchStore, StateStore
 from chronica.services import Chronicarius
-from chronica.stores.db import DjangoStore
 from chronica.stores.memory import InMemoryStore
-from chronica.stores.state import DjangoStateStore
 from chronica.values import StateChange
 
-from . import scenario
-from .scenario import CHRONICUM, OWNER
-from .stores import PlainStore
+from .. import scenario
+from ..scenario import CHRONICUM, OWNER
+from ..teststores import PlainStore, StateDjangoStore
 
 FRESH = "dinner-saturday"
 OFF = {"AUTO_CREATE": False}
@@ -47,10 +45,6 @@ class SeedStore(PlainStore):
 
     def record_idempotent(self, actum, key):
         return self.inner.record_idempotent(actum, key)
-
-
-class StateDjangoStore(DjangoStateStore, DjangoStore):
-    """DjangoStore with state, as the Google ADK integration configures it."""
 
 
 @pytest.fixture(

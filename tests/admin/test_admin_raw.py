@@ -11,8 +11,8 @@ from django.urls import reverse
 
 from chronica import models, services
 
-from . import scenario
-from .scenario import OWNER
+from .. import scenario
+from ..scenario import OWNER
 
 pytestmark = pytest.mark.django_db
 

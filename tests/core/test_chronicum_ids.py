@@ -27,8 +27,8 @@ from chronica.services import Chronicarius
 from chronica.stores.memory import InMemoryStore
 from chronica.values import StateChange
 
-from . import scenario
-from .scenario import CHRONICUM, OWNER
+from .. import scenario
+from ..scenario import CHRONICUM, OWNER
 
 CAFE_NFC = "caf\u00e9-friday"
 CAFE_NFD = "cafe\u0301-friday"
