@@ -61,6 +61,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         ("API_MAX_ACTA", "chronica.E011"),
         ("FOLLOW_POLL_INTERVAL", "chronica.E008"),
         ("ASYNC_POOL_SIZE", "chronica.E009"),
+        ("AUTO_CREATE", "chronica.E015"),
     ):
         try:
             getattr(chronica_settings, name)

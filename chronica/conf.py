@@ -20,6 +20,7 @@ DEFAULTS: dict[str, Any] = {
     "API_MAX_ACTA": 1000,
     "FOLLOW_POLL_INTERVAL": 1.0,
     "ASYNC_POOL_SIZE": 10,
+    "AUTO_CREATE": True,
 }
 
 
@@ -113,6 +114,17 @@ class ChronicaSettings:
         """The most connections the asyncio path holds, per event loop and database."""
         value = _limit("ASYNC_POOL_SIZE", self._get("ASYNC_POOL_SIZE"), allow_none=False)
         assert value is not None
+        return value
+
+    @property
+    def AUTO_CREATE(self) -> bool:
+        """Whether a write into a missing chronicum creates it (the seed's rule 5);
+        ``False``: only ``create_chronicum`` creates."""
+        value = self._get("AUTO_CREATE")
+        if not isinstance(value, bool):
+            raise ImproperlyConfigured(
+                f"CHRONICA['AUTO_CREATE'] must be True or False, not {value!r}"
+            )
         return value
 
     def token_counter(self) -> Callable[[Any], int]:

@@ -8,6 +8,7 @@ every store behaves alike.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import re
@@ -33,13 +34,27 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 """A control character (C0, DEL and C1, tab and newline included): never part of an
 identifier a person could read or type (rule 2). The one pattern every check uses."""
-# Characters that change how the text around them is shown, or show as nothing: bidi
-# controls (an ID could read backwards), zero-width spaces, the byte order mark,
-# soft hyphen; and line and paragraph separators. Joiners stay allowed: emoji
-# sequences and some scripts need them.
+# What makes two different chronicum IDs read the same (IDs are global, so one could
+# pass for another's): format characters (category Cf: bidi controls, zero-width
+# spaces and joiners, the byte order mark, the soft hyphen, tag characters) and the
+# other code points Unicode says to show as nothing (Default_Ignorable_Code_Point,
+# from DerivedCoreProperties.txt: variation selectors, the combining grapheme joiner,
+# the Hangul fillers, reserved tags), the braille blank, the no-break spaces (they
+# read as a plain space) and the line and paragraph separators.
+_VARIATION_SELECTOR = re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+_FILLER = re.compile("[\u115f\u1160\u3164\uffa0\u2800]")
+_NO_BREAK_SPACE = re.compile("[\u00a0\u2007\u202f]")
 _INVISIBLE = re.compile(
-    "[\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+    "[\u034f\u17b4\u17b5\u2028\u2029\u2065\ufff0-\ufff8\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
 )
+_KINDS_UNSEEN = (
+    (_VARIATION_SELECTOR, "variation selector"),
+    (_FILLER, "filler character"),
+    (_NO_BREAK_SPACE, "no-break space"),
+    (_INVISIBLE, "invisible character"),
+)
+_UNSEEN = re.compile("|".join(pattern.pattern for pattern, _ in _KINDS_UNSEEN))
 _TOOL_KINDS = (ActumKind.TOOL_REQUEST, ActumKind.TOOL_RESPONSE)
 _KNOWN_KINDS = ", ".join(k.value for k in ActumKind)
 _KNOWN_ACTOR_KINDS = ", ".join(k.value for k in ActorKind)
@@ -83,13 +98,17 @@ def check_identifier(name: str, value: object) -> None:
 
 
 def check_chronicum_id(chronicum_id: object) -> str:
-    """A chronicum ID a person can read, type and put in a URL.
+    """A chronicum ID a person can read, type and put in a URL, and that reads like
+    no other ID.
 
-    Besides the rules of every identifier: not empty, no character that shows as
-    nothing or reorders the text around it (bidi controls such as the right-to-left
-    override, zero-width spaces, the byte order mark), no line or paragraph
-    separator, no space at either end, and not ``.`` or ``..`` (which URLs resolve
-    away). Raises ``InvalidActum``.
+    Besides the rules of every identifier: not empty, no space at either end, not
+    ``.`` or ``..`` (which URLs resolve away); in Unicode NFC (``"café"`` typed as
+    ``e`` and a combining accent is refused, with the NFC spelling in the message);
+    no format character (category Cf: bidi controls, zero-width spaces and joiners,
+    the byte order mark, tag characters), no variation selector, no filler (U+3164
+    and the other Hangul fillers, the braille blank), no other character that shows
+    as nothing (U+034F and the rest of Unicode's default-ignorable code points), no
+    no-break space and no line or paragraph separator. Raises ``InvalidActum``.
     """
     check_identifier("chronicum_id", chronicum_id)
     assert isinstance(chronicum_id, str)
@@ -99,13 +118,46 @@ def check_chronicum_id(chronicum_id: object) -> str:
         raise InvalidActum(f"chronicum_id {chronicum_id!r} cannot be named in a URL")
     if chronicum_id != chronicum_id.strip():
         raise InvalidActum("chronicum_id starts or ends with white space")
-    if found := _INVISIBLE.search(chronicum_id):
-        char = found.group()
-        raise InvalidActum(
-            f"chronicum_id contains the invisible character U+{ord(char):04X}"
-            f" ({unicodedata.name(char, 'unnamed')})"
-        )
+    if chronicum_id.isascii():
+        return chronicum_id  # none of the below is ASCII
+    refusal = _unicode_refusal(chronicum_id)
+    if refusal is not None:
+        raise InvalidActum(refusal)
     return chronicum_id
+
+
+@functools.lru_cache(maxsize=1024)
+def _unicode_refusal(chronicum_id: str) -> str | None:
+    """Why a chronicum ID that is not ASCII is refused, or ``None``. Cached: a batch
+    names its chronicum once per actum."""
+    char = _unseen(chronicum_id)
+    if char is not None:
+        if unicodedata.category(char) == "Cf":
+            what = "format character"
+        else:
+            what = next(w for pattern, w in _KINDS_UNSEEN if pattern.match(char))
+        return (
+            f"chronicum_id contains the {what} U+{ord(char):04X}"
+            f" ({unicodedata.name(char, 'unnamed')}): a chronicum ID holds no"
+            " character that is not shown, so that no two IDs read the same"
+        )
+    if not unicodedata.is_normalized("NFC", chronicum_id):
+        return (
+            "chronicum_id is not in Unicode NFC (normalization form C): the same name in"
+            f" NFC is {unicodedata.normalize('NFC', chronicum_id)!r}"
+        )
+    return None
+
+
+def _unseen(text: str) -> str | None:
+    """The first character of ``text`` a chronicum ID may not hold, if any."""
+    found = _UNSEEN.search(text)
+    end = found.start() if found else len(text)
+    category = unicodedata.category
+    for char in text[:end]:
+        if category(char) == "Cf":
+            return char
+    return found.group() if found else None
 
 
 def _check_json(value: Any, depth: int = 0) -> None:

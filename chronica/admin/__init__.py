@@ -253,14 +253,18 @@ class ActumAdmin(ReadOnlyAdmin):
 
     def raw_view(self, request: HttpRequest, object_id: str, field: str) -> StreamingHttpResponse:
         """The whole content (``text/plain``) or data (JSON, as the database keeps it)
-        of one actum, streamed from the database a chunk at a time."""
+        of one actum, streamed from the database a chunk at a time.
+
+        Without the view permission the answer is 403 before anything is looked up,
+        so that it is the same for an actum that exists and one that does not."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
         if field not in _RAW_FIELDS:
             raise Http404("no such field")
         actum = self.get_object(request, unquote(object_id))
-        if actum is None:
+        if actum is None or not self.has_view_permission(request, actum):
+            # Denied for this one actum only (an object permission): as if missing.
             raise Http404("no such actum")
-        if not self.has_view_permission(request, actum):
-            raise PermissionDenied
         response = StreamingHttpResponse(_chunks(actum.seq, field), content_type=_RAW_FIELDS[field])
         extension = "txt" if field == "content" else "json"
         response["Content-Disposition"] = (

@@ -97,7 +97,9 @@ class Chronicarius(Writing, Reading, Lifecycle, State, Following):
     ``token_counter(actum) -> int`` counts an actum's tokens when it is recorded
     (default: :func:`chronica.tokens.estimate_tokens`); ``max_actum_bytes`` limits
     ``content`` plus the JSON of ``data`` (``None``: no limit); ``poll_interval`` is
-    how many seconds a follower waits before it reads again when nothing woke it.
+    how many seconds a follower waits before it reads again when nothing woke it;
+    ``auto_create=False`` makes a write into a missing chronicum ``ChronicumNotFound``
+    (only ``create_chronicum`` creates).
     """
 
 
@@ -123,6 +125,7 @@ def get_chronicarius() -> Chronicarius:
                     token_counter=chronica_settings.token_counter(),
                     max_actum_bytes=chronica_settings.MAX_ACTUM_BYTES,
                     poll_interval=chronica_settings.FOLLOW_POLL_INTERVAL,
+                    auto_create=chronica_settings.AUTO_CREATE,
                 )
             chronicarius = _configured
     return chronicarius

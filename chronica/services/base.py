@@ -92,8 +92,14 @@ class ChronicariusBase:
         token_counter: TokenCounter | None = None,
         max_actum_bytes: int | None = DEFAULT_MAX_ACTUM_BYTES,
         poll_interval: float = 1.0,
+        auto_create: bool = True,
     ) -> None:
+        if not isinstance(auto_create, bool):
+            raise TypeError(f"auto_create must be True or False, not {auto_create!r}")
         self.store = store
+        #: Whether a write into a missing chronicum creates it for its writer (the
+        #: seed's rule 5); with ``False`` only ``create_chronicum`` creates.
+        self.auto_create = auto_create
         self.id_factory = id_factory or new_id
         self.token_counter = token_counter or estimate_tokens
         self.max_actum_bytes = max_actum_bytes

@@ -41,8 +41,9 @@ class Writing(ChronicariusBase):
 
         Every actum is validated before anything is written (``InvalidActum``); they
         land all or none, one after the other with no other actum between them. The
-        chronicum is created for ``owner_id`` by its first write; every actum gets a
-        new ID. With an ``idempotency_key`` already used in that chronicum, nothing
+        chronicum is created for ``owner_id`` by its first write (with ``auto_create``
+        off, a missing one is ``ChronicumNotFound``, as someone else's is); every
+        actum gets a new ID. With an ``idempotency_key`` already used in that chronicum, nothing
         is written and the acta stored the first time come back, with
         ``replayed=True``. An empty batch writes and creates nothing.
 
@@ -103,13 +104,14 @@ class Writing(ChronicariusBase):
                 if recorded is not None:
                     return self._announce(owner_id, recorded)
                 # Missing, or someone else's: create it (ChronicumNotFound if it is
-                # another owner's), then append again through the owner-checked write.
-                self._own(owner_id, chronicum_id, create=True)
+                # another owner's, or missing with auto_create off), then append
+                # again through the owner-checked write.
+                self._own(owner_id, chronicum_id, create=self.auto_create)
                 continue
             # A store without the owner-checked write can delete nothing (Chronicarius
             # deletes only through an OwnerScopedStore), so the owner _own saw is the
             # chronicum's owner for good.
-            self._own(owner_id, chronicum_id, create=True)
+            self._own(owner_id, chronicum_id, create=self.auto_create)
             try:
                 recorded = self._store_batch(to_store, key, tokens)
             except ChronicumNotFound:

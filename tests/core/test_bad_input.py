@@ -292,6 +292,11 @@ UNADDRESSABLE = {
     "zero-width space": "dinner\u200bfriday",
     "line separator": "dinner\u2028friday",
     "byte order mark": "\ufeffdinner-friday",
+    # Format characters (Cf) since rule 2 grew: each makes a second ID that reads
+    # like one without it.
+    "zero-width joiners": "dinner-👨\u200d👩\u200d👧\u200d👦",
+    "tags": "dinner-🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",
+    "zero-width non-joiner": "\u0634\u0627\u0645\u200c\u0641\u0631\u062f\u0627",
 }
 
 
@@ -313,9 +318,8 @@ def test_a_chronicum_id_that_cannot_be_shown_or_addressed_is_refused(
         "dinner.friday",
         "ardian/dinner",
         "…",
-        "dinner-👨\u200d👩\u200d👧\u200d👦",  # joined by zero-width joiners
-        "dinner-🏴\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f",  # tags
-        "\u0634\u0627\u0645\u200c\u0641\u0631\u062f\u0627",  # a non-joiner in Persian
+        "dinner-👨👩👧👦",
+        "\u0634\u0627\u0645 \u0641\u0631\u062f\u0627",
     ],
 )
 def test_a_chronicum_id_with_inner_spaces_dots_or_slashes_round_trips(chronicarius, chronicum_id):

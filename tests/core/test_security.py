@@ -211,7 +211,9 @@ TEN_MB = ("Rumah Teduh 🍽 'quiet' table; " * 400_000)[: 10 * 1024 * 1024]
 @pytest.mark.django_db
 @pytest.mark.parametrize("text", HOSTILE_BUT_VALID)
 def test_hostile_text_round_trips_through_the_api(ardian, text):
-    chronicum_id = f"dinner {text}".replace("/", "")
+    # A chronicum ID holds no "/" (the API's routes stop there) and no format
+    # character such as the emoji's zero-width joiners (rule 2); the other fields do.
+    chronicum_id = f"dinner {text}".replace("/", "").replace("\u200d", "")
     payload = {
         "kind": "tool_response",
         "actor_kind": "agent",
