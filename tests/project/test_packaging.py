@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import sys
 import tomllib
 from pathlib import Path
 
+import django as installed
 from packaging.specifiers import SpecifierSet
 from trove_classifiers import classifiers as known_classifiers
 
@@ -13,16 +15,22 @@ ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
-def matrix() -> list[tuple[str, str]]:
-    """``MATRIX`` of noxfile.py, the (Python, Django) pairs ``make matrix`` runs."""
+def _noxfile_constant(name: str):
     tree = ast.parse((ROOT / "noxfile.py").read_text())
     (value,) = [
         node.value
         for node in tree.body
         if isinstance(node, ast.Assign)
-        and any(isinstance(t, ast.Name) and t.id == "MATRIX" for t in node.targets)
+        and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
     ]
-    return [tuple(pair) for pair in ast.literal_eval(value)]
+    return ast.literal_eval(value)
+
+
+def matrix() -> list[tuple[str, str]]:
+    """The (Python, Django) pairs CI tests: ``make test``'s own and ``make matrix``'s."""
+    return [tuple(_noxfile_constant("MAKE_TEST"))] + [
+        tuple(pair) for pair in _noxfile_constant("MATRIX")
+    ]
 
 
 def classified(prefix: str) -> set[str]:
@@ -41,6 +49,14 @@ def test_the_matrix_fits_the_declared_requirements():
         assert f"{django_version}.0" in allowed
         assert f"{python_version}.0" in python
         assert python_version in classified("Programming Language :: Python :: ")
+
+
+def test_make_test_runs_the_pair_noxfile_names():
+    python, django = _noxfile_constant("MAKE_TEST")
+    # make test's venv is the pair MAKE_TEST names; a tox/nox venv of the matrix is not.
+    if "/.nox/" not in sys.prefix:
+        assert f"{sys.version_info[0]}.{sys.version_info[1]}" == python
+        assert installed.__version__.startswith(django + ".")
 
 
 def test_every_classifier_is_one_pypi_knows():
