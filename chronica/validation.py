@@ -18,7 +18,16 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from .errors import EmptyOwnerID, InvalidActum, InvalidQuery
-from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, StateChange, StateScope
+from .values import (
+    FILTERS,
+    ActaQuery,
+    ActorKind,
+    Actum,
+    ActumKind,
+    Chronicum,
+    StateChange,
+    StateScope,
+)
 
 MAX_LENGTH = 255
 """The longest chronicum ID, actor, call ID, owner and idempotency key chronica accepts."""
@@ -335,16 +344,17 @@ def _integer(name: str, value: object) -> int:
 
 def build_query(
     *,
-    kinds: Iterable[ActumKind | str] | ActumKind | str | None = None,
-    actor_kinds: Iterable[ActorKind | str] | ActorKind | str | None = None,
     last_n: int = 0,
     max_tokens: int | None = None,
     before: str | None = None,
+    **filters: Iterable[Any] | str | None,
 ) -> ActaQuery:
     """The store's query from a window's (or a follow's) keyword arguments, as
     ``services.get_acta`` takes them; ``InvalidQuery`` for what cannot be.
 
-    Unknown kinds are refused; ``last_n <= 0`` means no limit; ``max_tokens`` is
+    ``filters`` are those of ``chronica.values.FILTERS``, each ``None``, one value
+    or an iterable of them: unknown enum values are refused, and so is an identifier
+    that no actum could hold. ``last_n <= 0`` means no limit; ``max_tokens`` is
     ``None`` (no budget) or at least 0; ``before`` is ``None`` or an actum ID.
     """
     last_n = _integer("last_n", last_n)
@@ -357,13 +367,45 @@ def build_query(
     if before is not None and not storable(before):
         # No store can hold such an ID, so it names no actum.
         raise InvalidQuery(f"before={before[:40]!r} is not an actum of this chronicum")
+    unknown = set(filters) - _FILTER_FIELDS
+    if unknown:
+        raise TypeError(f"build_query() got unexpected keyword argument(s): {sorted(unknown)}")
+    checked = {
+        f.field: _members(f.choices, f.name, filters.get(f.field))
+        if f.choices is not None
+        else _identifiers(f.name, filters.get(f.field))
+        for f in FILTERS
+    }
     return ActaQuery(
-        kinds=_members(ActumKind, "kind", kinds),
-        actor_kinds=_members(ActorKind, "actor_kind", actor_kinds),
         last_n=max(last_n, 0),
         max_tokens=max_tokens,
         before=before,
+        **checked,  # type: ignore[arg-type]
     )
+
+
+_FILTER_FIELDS = frozenset(f.field for f in FILTERS)
+
+
+def _identifiers(name: str, values: Iterable[Any] | str | None) -> frozenset[str]:
+    """A filter's identifiers (actor IDs): strings any actum could hold, else
+    ``InvalidQuery``, as they would match nothing."""
+    if values is None:
+        return frozenset()
+    if isinstance(values, str):
+        values = (values,)
+    if not isinstance(values, Iterable):
+        raise InvalidQuery(f"{name} must be IDs (strings), not {type(values).__name__}")
+    found = set()
+    for value in values:
+        if not isinstance(value, str):
+            raise InvalidQuery(f"{name} must be a string, not {type(value).__name__}")
+        try:
+            check_identifier(name, value)
+        except InvalidActum as exc:
+            raise InvalidQuery(str(exc)) from None
+        found.add(value)
+    return frozenset(found)
 
 
 def check_whole_tool_calls(whole_tool_calls: object) -> bool:
@@ -412,23 +454,17 @@ class Parameter:
 
 
 PARAMETERS: tuple[Parameter, ...] = (
-    Parameter(
-        "kind",
-        "kinds",
-        str,
-        "only acta of these kinds",
-        repeatable=True,
-        choices=tuple(k.value for k in ActumKind),
-        follow=True,
-    ),
-    Parameter(
-        "actor_kind",
-        "actor_kinds",
-        str,
-        "only acta by actors of these kinds",
-        repeatable=True,
-        choices=tuple(k.value for k in ActorKind),
-        follow=True,
+    *(
+        Parameter(
+            f.name,
+            f.field,
+            str,
+            f.help,
+            repeatable=True,
+            choices=tuple(m.value for m in f.choices) if f.choices is not None else (),
+            follow=True,
+        )
+        for f in FILTERS
     ),
     Parameter(
         "last_n",

@@ -9,6 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "FILTERS",
     "ActaPage",
     "ActaQuery",
     "ActorKind",
@@ -16,6 +17,7 @@ __all__ = [
     "ActumKind",
     "ChronicaPage",
     "Chronicum",
+    "Filter",
     "NamespaceListing",
     "Recorded",
     "StateChange",
@@ -190,6 +192,38 @@ class ActaQuery:
     last_n: int = 0
     max_tokens: int | None = None
     before: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Filter:
+    """One filter of a window and of a follow, declared once in :data:`FILTERS`.
+
+    Everything a filter is made of elsewhere comes from here: the keyword argument of
+    ``get_acta`` and ``afollow`` and the :class:`ActaQuery` field (``field``), the
+    query parameter ``?name=`` and the flag ``--name`` (``name``), the actum attribute
+    and the column it compares (``attribute``), the values it may take (``choices``:
+    the members of an enum; ``None``: identifiers, such as actor IDs) and its help.
+    ``chronica.validation`` checks and builds it, ``chronica.windows`` and the SQL of
+    ``chronica.stores.db`` apply it, the API, its OpenAPI schema and the commands offer
+    it: a new filter is a field of ``ActaQuery`` and a line here.
+    """
+
+    field: str
+    name: str
+    attribute: str
+    help: str
+    choices: type[StrEnum] | None = None
+
+
+FILTERS: tuple[Filter, ...] = (
+    Filter("kinds", "kind", "kind", "only acta of these kinds", ActumKind),
+    Filter(
+        "actor_kinds", "actor_kind", "actor_kind", "only acta by actors of these kinds", ActorKind
+    ),
+)
+"""Every filter of a window and of a follow (see :class:`Filter`), in the order the
+API, its schema and the commands list them. An actum passes when, for each filter the
+query sets (a non-empty set), its ``attribute`` is one of the values."""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

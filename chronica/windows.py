@@ -6,16 +6,30 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from .errors import InvalidQuery
-from .values import ActaQuery, Actum, ActumKind
+from .values import FILTERS, ActaQuery, Actum, ActumKind
 
-__all__ = ["cut_page", "cut_window", "keep_whole_tool_calls", "passes"]
+__all__ = ["cut_page", "cut_window", "keep_whole_tool_calls", "matcher", "passes"]
 
 
 def passes(actum: Actum, query: ActaQuery) -> bool:
     """Whether ``actum`` passes every filter of the query (what the store's SQL keeps)."""
-    return (not query.kinds or actum.kind in query.kinds) and (
-        not query.actor_kinds or actum.actor_kind in query.actor_kinds
-    )
+    return matcher(query)(actum)
+
+
+def matcher(query: ActaQuery) -> Callable[[Actum], bool]:
+    """:func:`passes` for one query, the filters it sets looked up once (a window tests
+    every actum of a chronicum with it)."""
+    tests = [(f.attribute, values) for f in FILTERS if (values := getattr(query, f.field))]
+    if not tests:
+        return _any
+    if len(tests) == 1:
+        [(attribute, values)] = tests
+        return lambda actum: getattr(actum, attribute) in values
+    return lambda actum: all(getattr(actum, a) in values for a, values in tests)
+
+
+def _any(actum: Actum) -> bool:
+    return True
 
 
 def cut_window(
@@ -37,7 +51,8 @@ def cut_page(
     """:func:`cut_window`, and whether an actum older than the window's oldest passes
     the filters (``False`` for an empty window): ``PagingStore.acta_page_if_owner``."""
     window, oldest = _cut(acta, query, count)
-    more = bool(window) and any(passes(actum, query) for actum in acta[:oldest])
+    keep = matcher(query)
+    more = bool(window) and any(keep(actum) for actum in acta[:oldest])
     return window, more
 
 
@@ -53,11 +68,12 @@ def _cut(
     window: list[Actum] = []
     oldest = end
     budget = query.max_tokens
+    keep = matcher(query)
     for position in range(end - 1, -1, -1):
         if query.last_n > 0 and len(window) == query.last_n:
             break
         actum = acta[position]
-        if not passes(actum, query):
+        if not keep(actum):
             continue
         if budget is not None:
             budget -= count(actum)

@@ -28,7 +28,7 @@ from ..values import (
     StateScope,
     StateView,
 )
-from ..windows import cut_page, cut_window, passes
+from ..windows import cut_page, cut_window, matcher
 
 __all__ = ["InMemoryStore"]
 
@@ -258,7 +258,8 @@ class InMemoryStore:
             newer = [
                 (a, p) for a, p in zip(entry.acta, entry.positions, strict=True) if p > position
             ]
-        page = [(a, p) for a, p in newer if passes(a, query)][:limit]
+        keep = matcher(query)
+        page = [(a, p) for a, p in newer if keep(a)][:limit]
         if len(page) >= limit:
             return [a for a, _ in page], page[-1][1]
         return [a for a, _ in page], max([position, *(p for _, p in newer)])

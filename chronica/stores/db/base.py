@@ -23,7 +23,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from ... import models
 from ...errors import ChronicumExists
 from ...interfaces import Subscription
-from ...values import ActaQuery, Actum, Chronicum
+from ...values import FILTERS, ActaQuery, Actum, Chronicum
 
 __all__ = [
     "BaseDialect",
@@ -138,8 +138,10 @@ def filters(query: ActaQuery) -> tuple[list[str], list[Any]]:
     the one place a window filter becomes SQL, for the window and for follow alike."""
     conditions: list[str] = []
     params: list[Any] = []
-    for column, values in (("kind", query.kinds), ("actor_kind", query.actor_kinds)):
+    for declared in FILTERS:
+        values = getattr(query, declared.field)
         if values:
+            column = declared.attribute
             conditions.append(f"{column} IN ({', '.join(['%s'] * len(values))})")
             params.extend(sorted(str(v) for v in values))
     return conditions, params
