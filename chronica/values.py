@@ -179,7 +179,8 @@ def restamped(actum: Actum, id: str, at: dt.datetime | None) -> Actum:
 class ActaQuery:
     """What a store's ``acta()`` receives.
 
-    ``kinds`` and ``actor_kinds`` filter (empty = all); then the window is the
+    ``kinds``, ``actor_kinds`` and ``actors`` (actor IDs) filter (empty = all;
+    :data:`FILTERS`); then the window is the
     newest acta that pass, at most ``last_n`` of them (``<= 0`` = no limit) and,
     with ``max_tokens``, as many as their token counts allow (the first actum that
     does not fit ends the window); ``before`` (an actum ID) takes the window from
@@ -192,6 +193,7 @@ class ActaQuery:
     last_n: int = 0
     max_tokens: int | None = None
     before: str | None = None
+    actors: frozenset[str] = frozenset()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -220,6 +222,7 @@ FILTERS: tuple[Filter, ...] = (
     Filter(
         "actor_kinds", "actor_kind", "actor_kind", "only acta by actors of these kinds", ActorKind
     ),
+    Filter("actors", "actor", "actor", "only acta by these actors (actor IDs)"),
 )
 """Every filter of a window and of a follow (see :class:`Filter`), in the order the
 API, its schema and the commands list them. An actum passes when, for each filter the

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterable
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -28,6 +28,7 @@ class Following(ChronicariusBase):
         after: str | None = None,
         kinds: Kinds = None,
         actor_kinds: ActorKinds = None,
+        actors: Iterable[str] | str | None = None,
     ) -> Follower:
         """Every actum recorded after the actum ``after`` (``None``: from the moment the
         follow starts), each once, in write order, filtered like :meth:`get_acta`,
@@ -46,7 +47,7 @@ class Following(ChronicariusBase):
 
         def checked() -> tuple[FollowingStore, ActaQuery, str | None]:
             check_owner(owner_id)
-            query = build_query(kinds=kinds, actor_kinds=actor_kinds)
+            query = build_query(kinds=kinds, actor_kinds=actor_kinds, actors=actors)
             resume = check_after(after)
             store = self._require(
                 self._following, "follow a chronicum (it is not a FollowingStore)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 
 from asgiref.sync import sync_to_async
 
@@ -25,6 +26,7 @@ class Reading(ChronicariusBase):
         *,
         kinds: Kinds = None,
         actor_kinds: ActorKinds = None,
+        actors: Iterable[str] | str | None = None,
         last_n: int = 0,
         max_tokens: int | None = None,
         whole_tool_calls: bool = False,
@@ -32,18 +34,20 @@ class Reading(ChronicariusBase):
     ) -> list[Actum]:
         """The context window, oldest first in write order.
 
-        Filtered by ``kinds`` and ``actor_kinds`` first; then the newest acta that
-        pass, at most ``last_n`` (``<= 0``: all) and, with ``max_tokens``, as many
-        as add up to at most that many tokens (the first that does not fit ends
-        the window). ``before`` (an actum ID of this chronicum) takes the window
-        from the acta recorded before it. ``whole_tool_calls`` then leaves out every
-        tool response whose tool request (same ``call_id``) is not in the window.
+        Filtered by ``kinds``, ``actor_kinds`` and ``actors`` (actor IDs) first;
+        then the newest acta that pass, at most ``last_n`` (``<= 0``: all) and, with
+        ``max_tokens``, as many as add up to at most that many tokens (the first
+        that does not fit ends the window). ``before`` (an actum ID of this
+        chronicum) takes the window from the acta recorded before it.
+        ``whole_tool_calls`` then leaves out every tool response whose tool request
+        (same ``call_id``) is not in the window.
         A bad argument raises ``InvalidQuery``.
         """
         check_owner(owner_id)
         query = build_query(
             kinds=kinds,
             actor_kinds=actor_kinds,
+            actors=actors,
             last_n=last_n,
             max_tokens=max_tokens,
             before=before,
@@ -59,6 +63,7 @@ class Reading(ChronicariusBase):
         *,
         kinds: Kinds = None,
         actor_kinds: ActorKinds = None,
+        actors: Iterable[str] | str | None = None,
         last_n: int = 0,
         max_tokens: int | None = None,
         whole_tool_calls: bool = False,
@@ -79,6 +84,7 @@ class Reading(ChronicariusBase):
         query = build_query(
             kinds=kinds,
             actor_kinds=actor_kinds,
+            actors=actors,
             last_n=last_n,
             max_tokens=max_tokens,
             before=before,
@@ -138,6 +144,7 @@ class Reading(ChronicariusBase):
         *,
         kinds: Kinds = None,
         actor_kinds: ActorKinds = None,
+        actors: Iterable[str] | str | None = None,
         last_n: int = 0,
         max_tokens: int | None = None,
         whole_tool_calls: bool = False,
@@ -148,6 +155,7 @@ class Reading(ChronicariusBase):
         query = build_query(
             kinds=kinds,
             actor_kinds=actor_kinds,
+            actors=actors,
             last_n=last_n,
             max_tokens=max_tokens,
             before=before,

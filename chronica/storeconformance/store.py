@@ -117,6 +117,36 @@ class StoreConformance(_Base):
         _expect(contents(ActaQuery(kinds=tools)) == ["c", "d"], "kinds=tool_request,tool_response")
         _expect(contents(ActaQuery()) == ["a", "b", "c", "d", "e"], "no filter")
 
+    def test_actor_filter(self) -> None:
+        """``actors`` keeps the acta of those actor IDs, exactly (no prefix, no case
+        folding), with the other filters, and before the limit."""
+        store = self.make_store()
+        cid = self.new_chronicum(store).id
+        rows = [
+            ("a", M, "ardian"),
+            ("b", T, "booking"),
+            ("c", M, "booking"),
+            ("d", M, "Ardian"),
+            ("e", M, "ardian-bot"),
+            ("f", T, "ardian"),
+        ]
+        for content, kind, actor in rows:
+            store.record(self.actum(cid, content, kind=kind, actor=actor))
+
+        def contents(query: ActaQuery) -> list[str]:
+            return [a.content for a in store.acta(cid, query)]
+
+        ardian = frozenset({"ardian"})
+        _expect(contents(ActaQuery(actors=ardian)) == ["a", "f"], "actors=ardian")
+        both = frozenset({"ardian", "booking"})
+        _expect(contents(ActaQuery(actors=both)) == ["a", "b", "c", "f"], "actors=ardian,booking")
+        _expect(
+            contents(ActaQuery(actors=both, kinds=frozenset({M}))) == ["a", "c"],
+            "actors=ardian,booking and kind=message",
+        )
+        _expect(contents(ActaQuery(actors=both, last_n=2)) == ["c", "f"], "before the limit")
+        _expect(contents(ActaQuery(actors=frozenset({"nobody"}))) == [], "an unknown actor")
+
     def test_record_bumps_last_activity_to_the_actum_at(self) -> None:
         store = self.make_store()
         chronicum = self.new_chronicum(store)

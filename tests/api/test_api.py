@@ -615,10 +615,10 @@ class TestUnknownQueryParameters:
     @pytest.mark.parametrize(
         ("query", "named"),
         [
-            ("?actor=ardian", "actor"),
+            ("?actors=ardian", "actors"),
             ("?limit=3", "limit"),
             ("?kind=message&last=3", "last"),
-            ("?actor=ardian&limit=3", "actor, limit"),
+            ("?actors=ardian&limit=3", "actors, limit"),
             ("?kinds=message", "kinds"),
         ],
     )
@@ -627,7 +627,8 @@ class TestUnknownQueryParameters:
         assert response.status_code == 400
         assert response.json() == {
             "detail": f"unknown query parameter(s): {named}"
-            " (this call takes: actor_kind, before, kind, last_n, max_tokens, whole_tool_calls)"
+            " (this call takes: actor, actor_kind, before, kind, last_n, max_tokens,"
+            " whole_tool_calls)"
         }
 
     def test_on_the_chronicum_and_on_a_write(self, as_ardian, dinner):
