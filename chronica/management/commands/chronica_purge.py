@@ -19,33 +19,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connections, transaction
-from django.db.models import F, Q
 
-from chronica import models, services
+from chronica import services
 from chronica.errors import ChronicumNotFound
+from chronica.stores.db import DjangoStore
+from chronica.stores.db.purge import ACTA, PAGE, Candidate, PurgeQueries
 
-# A whole batch is a transaction of ours: on SQLite it can be tried again when the
-# database stayed locked past the busy timeout, as the store's own writes are.
-from chronica.stores.db import DjangoStore, retry_when_locked
+__all__ = ["ACTA", "PAGE", "Candidate", "Command", "Outcome", "Purge"]
 
 DEFAULT_BATCH_SIZE = 1000
 MAX_BATCH_SIZE = 5000
-PAGE = 500
-"""Chronica are listed this many at a time."""
-
-ACTA = models.Actum._meta.db_table
-
-# The range on chronicum_id keeps PostgreSQL on the (chronicum_id, seq) index.
-_OLDEST = (
-    f"DELETE FROM {ACTA} WHERE seq IN (SELECT seq FROM {ACTA}"
-    " WHERE chronicum_id >= %s AND chronicum_id <= %s ORDER BY chronicum_id, seq LIMIT %s)"
-)
-_COUNT_UP_TO = (
-    f"SELECT COUNT(*) FROM (SELECT 1 FROM {ACTA}"
-    " WHERE chronicum_id >= %s AND chronicum_id <= %s LIMIT %s) AS up_to"
-)
-_COUNT = f"SELECT COUNT(*) FROM {ACTA} WHERE chronicum_id >= %s AND chronicum_id <= %s"
 
 
 def _bounded(low: int, high: int) -> Any:
@@ -62,13 +45,6 @@ def _bounded(low: int, high: int) -> Any:
 
 
 @dataclasses.dataclass(frozen=True)
-class Candidate:
-    id: str
-    owner_id: str
-    last_activity_at: dt.datetime
-
-
-@dataclasses.dataclass(frozen=True)
 class Outcome:
     """What became of one chronicum: ``deleted``, ``kept`` (written into meanwhile) or
     ``gone`` (deleted by someone else meanwhile), and how many of its acta were deleted."""
@@ -78,49 +54,28 @@ class Outcome:
 
 
 class Purge:
-    """Deletes inactive chronica on the database of a ``DjangoStore``."""
+    """Deletes inactive chronica on the database of a ``DjangoStore``: the order of the
+    steps; their statements are ``chronica.stores.db.purge``'s."""
 
     def __init__(self, store: DjangoStore, cutoff: dt.datetime, batch_size: int) -> None:
         self.alias = store.alias
         self.cutoff = cutoff
         self.batch_size = batch_size
+        self.queries = PurgeQueries(store.alias, cutoff)
 
     def candidates(self, owner_id: str | None) -> tuple[int, Iterator[Candidate]]:
         """How many chronica were inactive when asked, and each of them, least recently
         active first (read a page at a time)."""
-        inactive = models.Chronicum.objects.using(self.alias).filter(
-            last_activity_at__lt=self.cutoff
-        )
-        if owner_id is not None:
-            inactive = inactive.filter(owner_id=owner_id)
-        ordered = inactive.order_by("last_activity_at", "id")
-
-        def pages() -> Iterator[Candidate]:
-            page = ordered
-            while True:
-                rows = list(page.values_list("id", "owner_id", "last_activity_at")[:PAGE])
-                yield from (Candidate(*row) for row in rows)
-                if len(rows) < PAGE:
-                    return
-                at, last = rows[-1][2], rows[-1][0]
-                page = ordered.filter(
-                    Q(last_activity_at__gt=at) | Q(last_activity_at=at, id__gt=last)
-                )
-
-        return inactive.count(), pages()
+        return self.queries.candidates(owner_id)
 
     def count_acta(self, chronicum_id: str) -> int:
-        with connections[self.alias].cursor() as cursor:
-            cursor.execute(_COUNT, [chronicum_id, chronicum_id])
-            return int(cursor.fetchone()[0])
+        return self.queries.count_acta(chronicum_id)
 
     def purge(self, candidate: Candidate) -> Outcome:
         """Delete one chronicum a batch of acta at a time, unless it is written into."""
         deleted = 0
         while True:
-            state, count = retry_when_locked(
-                connections[self.alias], lambda: self._next_batch(candidate)
-            )
+            state, count = self.queries.in_transaction(lambda: self._next_batch(candidate))
             deleted += count
             if state is not None:
                 return Outcome(state, deleted)
@@ -129,40 +84,27 @@ class Purge:
         """One transaction: the oldest batch of acta, or the chronicum with the rest.
         Returns what became of the chronicum (``None``: more to delete) and how many
         acta went."""
-        with transaction.atomic(using=self.alias):
-            state = self._lock_if_inactive(candidate)
-            if state is not None:
-                return state, 0
-            with connections[self.alias].cursor() as cursor:
-                cursor.execute(_COUNT_UP_TO, [candidate.id, candidate.id, self.batch_size + 1])
-                left = int(cursor.fetchone()[0])
-                if left > self.batch_size:
-                    return None, self.delete_oldest(cursor, candidate.id)
-            try:
-                services.delete_chronicum(candidate.owner_id, candidate.id)
-            except ChronicumNotFound:
-                return "gone", 0
-            return "deleted", left
+        state = self._lock_if_inactive(candidate)
+        if state is not None:
+            return state, 0
+        with self.queries.cursor() as cursor:
+            left = self.queries.count_up_to(cursor, candidate.id, self.batch_size + 1)
+            if left > self.batch_size:
+                return None, self.delete_oldest(cursor, candidate.id)
+        try:
+            services.delete_chronicum(candidate.owner_id, candidate.id)
+        except ChronicumNotFound:
+            return "gone", 0
+        return "deleted", left
 
     def delete_oldest(self, cursor: Any, chronicum_id: str) -> int:
         """Delete the oldest ``batch_size`` acta of the chronicum (its lock is held)."""
-        cursor.execute(_OLDEST, [chronicum_id, chronicum_id, self.batch_size])
-        return int(cursor.rowcount)
+        return self.queries.delete_oldest(cursor, chronicum_id, self.batch_size)
 
     def _lock_if_inactive(self, candidate: Candidate) -> str | None:
         """Take the chronicum's lock; ``None`` if it is still there and inactive, else
         ``"gone"`` or ``"kept"``."""
-        mine = models.Chronicum.objects.using(self.alias).filter(
-            pk=candidate.id, owner_id=candidate.owner_id
-        )
-        # A write first: on SQLite it takes the database's write lock before any read
-        # (a transaction that reads first cannot take it later while a writer waits).
-        if not mine.update(last_activity_at=F("last_activity_at")):
-            return "gone"
-        last = mine.select_for_update().values_list("last_activity_at", flat=True).first()
-        if last is None:
-            return "gone"
-        return "kept" if last >= self.cutoff else None
+        return self.queries.lock_if_inactive(candidate)
 
 
 class Command(BaseCommand):
