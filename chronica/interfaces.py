@@ -9,8 +9,10 @@ cases that specify each of them.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from .values import (
     ActaQuery,
@@ -25,6 +27,9 @@ from .values import (
 __all__ = [
     "AsyncStore",
     "BatchStore",
+    "ConversationChain",
+    "ConversationLink",
+    "ConversationRecordStore",
     "DeletingStore",
     "FollowingStore",
     "IdempotentStore",
@@ -347,3 +352,74 @@ class AsyncStore(Protocol):
     async def aacta_after(
         self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
     ) -> tuple[list[Actum], int] | None: ...
+
+
+# -- the records of an agent framework beside the acta ---------------------------------
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConversationLink:
+    """One entry of a PydanticAI conversation as its store keeps it: the entry, its
+    parent, the actum that holds its message, and its place in write order."""
+
+    entry_id: str
+    parent_id: str | None
+    actum_id: str
+    seq: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConversationChain:
+    """A chain of entries, oldest first, in the conversation that holds it; ``after``
+    is the actum of the entry written after the newest link, if any."""
+
+    conversation_id: str
+    owner_id: str
+    links: list[ConversationLink]
+    after: str | None
+
+
+@runtime_checkable
+class ConversationRecordStore(Protocol):
+    """Where ``chronica.integrations.pydantic_ai`` keeps a conversation's record (a JSON
+    value) and its entries (each naming the actum of its message), beside the acta.
+
+    A write of the integration is ``in_transaction(write)``: the record, the entries
+    and the acta ``write`` records through ``chronica.services`` commit together, so
+    the records live on the store's own database. Got from ``services`` with
+    ``conversation_records()``; ``chronica.stores.db.DjangoStore`` has it.
+    """
+
+    def in_transaction(self, write: Callable[[], None]) -> None: ...
+    def record(self, conversation_id: str) -> Any: ...
+    def records(self, scope: str | None, limit: int | None) -> list[Any]: ...
+    def chain(
+        self, head_id: str, limit: int | None, prefer: str | None
+    ) -> ConversationChain | None: ...
+    def next_actum(self, conversation_id: str, seq: int) -> str | None: ...
+    def has_entry(self, conversation_id: str, entry_id: str) -> bool: ...
+    def create(
+        self,
+        conversation_id: str,
+        *,
+        owner_id: str,
+        scope: str | None,
+        revision: str,
+        updated_at: dt.datetime,
+        record: Any,
+    ) -> bool: ...
+    def update(
+        self,
+        conversation_id: str,
+        *,
+        expected_revision: str,
+        scope: str | None,
+        revision: str,
+        updated_at: dt.datetime,
+        record: Any,
+    ) -> str | None: ...
+    def add_entries(
+        self, conversation_id: str, entries: Sequence[tuple[str, str | None, str]]
+    ) -> None: ...
+    def take(self, conversation_id: str, expected_revision: str) -> str | None: ...
+    def forget(self, owner_id: str, conversation_id: str) -> None: ...

@@ -24,12 +24,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.db import IntegrityError, OperationalError, connections, transaction
-from django.db.models import F
 from pydantic import TypeAdapter
 from pydantic_ai.conversation_store import (
     ConversationConflict,
@@ -52,82 +50,20 @@ from pydantic_ai.messages import (
 
 from .. import services
 from ..errors import ChronicumExists, ChronicumNotFound, InvalidActum, InvalidQuery
-from ..models import PydanticAIConversation, PydanticAIEntry
+from ..interfaces import ConversationChain, ConversationRecordStore
 from ..validation import check_chronicum_id, check_identifier
 from ..values import ActorKind, Actum, ActumKind
-from . import pydantic_ai_records
+from . import pydantic_ai_records  # noqa: F401  (connects the receiver of deletes)
 
 __all__ = ["ChronicaConversationStore"]
 
 _RECORDS: TypeAdapter[ConversationRecord] = TypeAdapter(ConversationRecord)
-ENTRIES = PydanticAIEntry._meta.db_table
-CONVERSATIONS = PydanticAIConversation._meta.db_table
-
 # The conversation whose record this task read last. PydanticAI asks for a history by
 # its newest entry alone, and a fork holds copies of its source's entries under the
 # same IDs: the copy in the conversation being read is the one to follow.
 _reading: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "chronica_pydantic_ai_reading", default=None
 )
-
-# The chain of entries ending at one, newest first, at most %s of them, with the
-# conversation's owner, and (on the newest) the actum of the entry written after it.
-# The anchor prefers the copy in the conversation being read, else the oldest copy.
-# The next entry is found with conversation_id as a range, ordered by (conversation_id,
-# seq): PostgreSQL then walks the (conversation_id, seq) index; with an equality it
-# orders by seq alone and walks the primary key through every later conversation
-# (60 ms instead of 0.1 ms behind a 100k conversation; BENCHMARKS.md).
-_CHAIN = f"""
-WITH RECURSIVE chain(conversation_id, entry_id, parent_id, actum_id, seq, depth) AS (
-    SELECT conversation_id, entry_id, parent_id, actum_id, seq, 1 FROM {ENTRIES}
-    WHERE seq = (
-        SELECT seq FROM {ENTRIES} WHERE entry_id = %s
-        ORDER BY CASE WHEN conversation_id = %s THEN 0 ELSE 1 END, seq LIMIT 1)
-    UNION ALL
-    SELECT e.conversation_id, e.entry_id, e.parent_id, e.actum_id, e.seq, chain.depth + 1
-    FROM chain JOIN {ENTRIES} e
-        ON e.conversation_id = chain.conversation_id AND e.entry_id = chain.parent_id
-    WHERE chain.depth < %s
-)
-SELECT chain.conversation_id, c.owner_id, chain.entry_id, chain.parent_id, chain.actum_id,
-    chain.seq,
-    CASE WHEN chain.depth = 1 THEN (
-        SELECT n.actum_id FROM {ENTRIES} n
-        WHERE n.conversation_id >= chain.conversation_id
-            AND n.conversation_id <= chain.conversation_id AND n.seq > chain.seq
-        ORDER BY n.conversation_id, n.seq LIMIT 1) END
-FROM chain JOIN {CONVERSATIONS} c ON c.conversation_id = chain.conversation_id
-ORDER BY chain.depth DESC
-"""
-_NEXT_ACTUM = (
-    f"SELECT actum_id FROM {ENTRIES} WHERE conversation_id >= %s AND conversation_id <= %s"
-    " AND seq > %s ORDER BY conversation_id, seq LIMIT 1"
-)
-_NO_LIMIT = 2**62
-# A bulk insert of entries in pieces: a statement with server-side binding takes at
-# most 65,535 parameters.
-_ENTRIES_PER_INSERT = 2000
-_SQLITE_LOCK_ATTEMPTS = 6
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Link:
-    """One entry of a chain as the side table holds it."""
-
-    entry_id: str
-    parent_id: str | None
-    actum_id: str
-    seq: int
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Chain:
-    """A chain of entries, oldest first, in the conversation that holds it."""
-
-    conversation_id: str
-    owner_id: str
-    links: list[_Link]
-    after: str | None  # the actum of the entry written after the newest link, if any
 
 
 class ChronicaConversationStore(ConversationStore):
@@ -193,23 +129,11 @@ class ChronicaConversationStore(ConversationStore):
     # -- reading -------------------------------------------------------------------
 
     def _load_record(self, conversation_id: str) -> ConversationRecord | None:
-        stored = (
-            PydanticAIConversation.objects.using(pydantic_ai_records.database())
-            .filter(conversation_id=conversation_id)
-            .values_list("record", flat=True)
-            .first()
-        )
+        stored = services.conversation_records().record(conversation_id)
         return None if stored is None else _RECORDS.validate_python(stored)
 
     def _load_records(self, scope: str | None, limit: int | None) -> list[ConversationRecord]:
-        rows = PydanticAIConversation.objects.using(pydantic_ai_records.database()).order_by(
-            "-updated_at"
-        )
-        if scope is not None:
-            rows = rows.filter(scope=scope)
-        stored = rows.values_list("record", flat=True)
-        if limit is not None:
-            stored = stored[:limit]
+        stored = services.conversation_records().records(scope, limit)
         return [_RECORDS.validate_python(record) for record in stored]
 
     def _entries_to(
@@ -225,18 +149,13 @@ class ChronicaConversationStore(ConversationStore):
             for link, message in zip(chain.links, messages, strict=True)
         ]
 
-    def _chain(self, head_id: str, limit: int | None, prefer: str | None) -> _Chain | None:
+    def _chain(
+        self, head_id: str, limit: int | None, prefer: str | None
+    ) -> ConversationChain | None:
         """The entries up to ``head_id`` (the last ``limit``), in one query."""
-        depth = _NO_LIMIT if limit is None else limit
-        with connections[pydantic_ai_records.database()].cursor() as cursor:
-            cursor.execute(_CHAIN, [head_id, prefer or "", depth])
-            rows = cursor.fetchall()
-        if not rows:
-            return None
-        links = [_Link(row[2], row[3], row[4], row[5]) for row in rows]
-        return _Chain(rows[0][0], rows[0][1], links, rows[-1][6])
+        return services.conversation_records().chain(head_id, limit, prefer)
 
-    def _acta_of(self, chain: _Chain) -> list[Actum]:
+    def _acta_of(self, chain: ConversationChain) -> list[Actum]:
         """The acta holding the chain's messages, oldest first.
 
         The chain's acta are in write order, but other acta may sit between them:
@@ -275,10 +194,7 @@ class ChronicaConversationStore(ConversationStore):
         return [actum for actum in found if actum is not None]
 
     def _next_actum(self, conversation_id: str, seq: int) -> str | None:
-        with connections[pydantic_ai_records.database()].cursor() as cursor:
-            cursor.execute(_NEXT_ACTUM, [conversation_id, conversation_id, seq])
-            row = cursor.fetchone()
-        return None if row is None else str(row[0])
+        return services.conversation_records().next_actum(conversation_id, seq)
 
     # -- writing -------------------------------------------------------------------
 
@@ -300,14 +216,14 @@ class ChronicaConversationStore(ConversationStore):
         stored = _RECORDS.dump_python(record, mode="json")
         human = record.scope or "user"
         acta = [actum_of(e.message, conversation_id, human) for e in new_entries]
-        alias = pydantic_ai_records.database()
-        _in_transaction(
-            alias, lambda: self._write(alias, record, stored, new_entries, acta, expected_revision)
+        records = services.conversation_records()
+        records.in_transaction(
+            lambda: self._write(records, record, stored, new_entries, acta, expected_revision)
         )
 
     def _write(
         self,
-        alias: str,
+        records: ConversationRecordStore,
         record: ConversationRecord,
         stored: Any,
         new_entries: list[ConversationEntry],
@@ -315,44 +231,44 @@ class ChronicaConversationStore(ConversationStore):
         expected_revision: str | None,
     ) -> None:
         conversation_id = record.conversation_id
-        rows = PydanticAIConversation.objects.using(alias)
         # Every path starts with a write: the revision check takes the row's lock (on
         # SQLite the database's write lock) before anything is read, so two writers of
         # one revision queue, and the second finds the revision changed.
+        owner_id: str | None
         if expected_revision is None:
             owner_id = self._owner(record.scope)
-            try:
-                with transaction.atomic(using=alias):
-                    rows.create(
-                        conversation_id=conversation_id,
-                        owner_id=owner_id,
-                        scope=record.scope,
-                        revision=record.revision,
-                        updated_at=record.updated_at,
-                        record=stored,
-                    )
-            except IntegrityError:
-                raise ConversationConflict(conversation_id) from None
-            self._claim_chronicum(owner_id, conversation_id)
-        else:
-            current = rows.filter(conversation_id=conversation_id, revision=expected_revision)
-            updated = current.update(
+            created = records.create(
+                conversation_id,
+                owner_id=owner_id,
+                scope=record.scope,
                 revision=record.revision,
                 updated_at=record.updated_at,
-                scope=record.scope,
                 record=stored,
             )
-            if not updated:
+            if not created:
                 raise ConversationConflict(conversation_id)
-            owner_id = rows.values_list("owner_id", flat=True).get(conversation_id=conversation_id)
+            self._claim_chronicum(owner_id, conversation_id)
+        else:
+            owner_id = records.update(
+                conversation_id,
+                expected_revision=expected_revision,
+                scope=record.scope,
+                revision=record.revision,
+                updated_at=record.updated_at,
+                record=stored,
+            )
+            if owner_id is None:
+                raise ConversationConflict(conversation_id)
         if new_entries:
             links = [(e.id, e.parent_id) for e in new_entries]
-            self._append(alias, owner_id, conversation_id, links, acta)
+            self._append(records, owner_id, conversation_id, links, acta)
         head_id = record.head_id
-        if head_id is not None and not any(e.id == head_id for e in new_entries):
-            entries = PydanticAIEntry.objects.using(alias)
-            if not entries.filter(conversation_id=conversation_id, entry_id=head_id).exists():
-                self._copy_history(alias, owner_id, record)
+        if (
+            head_id is not None
+            and not any(e.id == head_id for e in new_entries)
+            and not records.has_entry(conversation_id, head_id)
+        ):
+            self._copy_history(records, owner_id, record)
 
     def _claim_chronicum(self, owner_id: str, conversation_id: str) -> None:
         """The conversation's chronicum: created for ``owner_id``, or already theirs."""
@@ -367,7 +283,7 @@ class ChronicaConversationStore(ConversationStore):
 
     def _append(
         self,
-        alias: str,
+        records: ConversationRecordStore,
         owner_id: str,
         conversation_id: str,
         links: list[tuple[str, str | None]],
@@ -379,20 +295,17 @@ class ChronicaConversationStore(ConversationStore):
         except ChronicumNotFound:
             # The chronicum was deleted and taken by another owner since the record was.
             raise ConversationConflict(conversation_id) from None
-        PydanticAIEntry.objects.using(alias).bulk_create(
+        records.add_entries(
+            conversation_id,
             [
-                PydanticAIEntry(
-                    conversation_id=conversation_id,
-                    entry_id=entry_id,
-                    parent_id=parent_id,
-                    actum_id=actum.id,
-                )
+                (entry_id, parent_id, actum.id)
                 for (entry_id, parent_id), actum in zip(links, stored, strict=True)
             ],
-            batch_size=_ENTRIES_PER_INSERT,
         )
 
-    def _copy_history(self, alias: str, owner_id: str, record: ConversationRecord) -> None:
+    def _copy_history(
+        self, records: ConversationRecordStore, owner_id: str, record: ConversationRecord
+    ) -> None:
         """A fork: copy the history it keeps, entry IDs and all, into its own chronicum."""
         assert record.head_id is not None
         chain = self._chain(record.head_id, None, record.forked_from)
@@ -408,50 +321,20 @@ class ChronicaConversationStore(ConversationStore):
             for actum in acta
         ]
         links = [(link.entry_id, link.parent_id) for link in chain.links]
-        self._append(alias, owner_id, record.conversation_id, links, copies)
+        self._append(records, owner_id, record.conversation_id, links, copies)
 
     def _drop_record(self, conversation_id: str, expected_revision: str) -> None:
-        alias = pydantic_ai_records.database()
-        rows = PydanticAIConversation.objects.using(alias).filter(
-            conversation_id=conversation_id, revision=expected_revision
-        )
+        records = services.conversation_records()
 
         def drop() -> None:
-            # A write first, for the row's lock (see _write).
-            if not rows.update(revision=F("revision")):
+            owner_id = records.take(conversation_id, expected_revision)
+            if owner_id is None:
                 raise ConversationConflict(conversation_id)
-            owner_id = rows.values_list("owner_id", flat=True).get()
-            rows.delete()
             # Gone already, or someone else's by now: either way not this conversation's.
             with contextlib.suppress(ChronicumNotFound):
                 services.delete_chronicum(owner_id, conversation_id)
 
-        _in_transaction(alias, drop)
-
-
-def _in_transaction(alias: str, write: Callable[[], None]) -> None:
-    """Run ``write`` in a transaction of its own, or in the caller's.
-
-    On SQLite a writer waits for the write lock until the busy timeout (5 s with
-    Django's defaults), which many writers on a loaded machine outlast. A transaction
-    of our own that gave up waiting kept nothing, so it is tried again; inside a
-    caller's transaction the error is the caller's.
-    """
-    connection = connections[alias]
-    ours = not connection.in_atomic_block
-    for attempt in range(_SQLITE_LOCK_ATTEMPTS):
-        try:
-            with transaction.atomic(using=alias):
-                write()
-            return
-        except OperationalError as exc:
-            if (
-                connection.vendor != "sqlite"
-                or not ours
-                or "locked" not in str(exc)
-                or attempt == _SQLITE_LOCK_ATTEMPTS - 1
-            ):
-                raise
+        records.in_transaction(drop)
 
 
 # -- one message, one actum -----------------------------------------------------------

@@ -17,24 +17,7 @@ from .. import services
 from ..errors import ChronicumNotFound
 from ..signals import chronicum_deleted
 
-__all__ = ["database", "forget_deleted_conversation"]
-
-
-def database() -> str:
-    """The database of the side tables: the one the configured chronica store writes to.
-
-    The record and the acta of a conversation are written in one transaction, so they
-    must live in the same database: only a store on a Django database can hold them.
-    """
-    store = services.get_chronicarius().store
-    alias = getattr(store, "alias", None)  # DjangoStore's database
-    if not isinstance(alias, str):
-        raise ImproperlyConfigured(
-            "chronica.integrations.pydantic_ai writes a conversation's record and its acta in"
-            " one database transaction: CHRONICA['STORE'] must be a store on a Django database"
-            f" (chronica.stores.db.DjangoStore), not {type(store).__name__}"
-        )
-    return alias
+__all__ = ["forget_deleted_conversation"]
 
 
 def forget_deleted_conversation(
@@ -45,20 +28,16 @@ def forget_deleted_conversation(
     The signal comes after the commit: a conversation saved again under the same ID in
     between has a chronicum again, and keeps its new record.
     """
-    from ..models import PydanticAIConversation
-
     try:
         services.get_chronicum(owner_id, chronicum_id)
         return
     except ChronicumNotFound:
         pass
     try:
-        alias = database()
+        records = services.conversation_records()
     except ImproperlyConfigured:
         return  # no side tables in use
-    PydanticAIConversation.objects.using(alias).filter(
-        conversation_id=chronicum_id, owner_id=owner_id
-    ).delete()
+    records.forget(owner_id, chronicum_id)
 
 
 chronicum_deleted.connect(

@@ -28,6 +28,7 @@ from ..errors import (
     StateConflict,
     StoreUnsupported,
 )
+from ..interfaces import ConversationRecordStore
 from .base import TokenCounter, new_id
 from .following import Follower, Following
 from .lifecycle import Lifecycle
@@ -63,6 +64,7 @@ __all__ = [
     "arecord_acta",
     "arecord_actum",
     "aupdate_state",
+    "conversation_records",
     "create_chronicum",
     "delete_chronicum",
     "get_acta",
@@ -144,6 +146,23 @@ def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
 
 
 setting_changed.connect(_on_setting_changed, dispatch_uid="chronica.services.setting_changed")
+
+
+def conversation_records() -> ConversationRecordStore:
+    """Where the configured store keeps the records of PydanticAI conversations, beside
+    the acta (``chronica.interfaces.ConversationRecordStore``): a store on a Django
+    database (``DjangoStore``) has them; any other store, ``ImproperlyConfigured``."""
+    store = get_chronicarius().store
+    records = getattr(store, "conversation_records", None)
+    if records is None:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(
+            "chronica.integrations.pydantic_ai writes a conversation's record and its acta in"
+            " one database transaction: CHRONICA['STORE'] must be a store on a Django database"
+            f" (chronica.stores.db.DjangoStore), not {type(store).__name__}"
+        )
+    return records()  # type: ignore[no-any-return]
 
 
 def owner_id_for(user: Any) -> str:

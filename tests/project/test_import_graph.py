@@ -229,3 +229,16 @@ def test_each_allowed_edge_is_still_there():
 
 def test_a_circle_is_found():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_integrations_reach_the_data_only_through_the_services():
+    """An integration calls ``chronica.services`` (issue 25, item 4): no model, no store,
+    no SQL of its own."""
+    reaching = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph().items()
+        if module.startswith("chronica.integrations")
+        for target in targets
+        if target.startswith(("chronica.models", "chronica.stores"))
+    )
+    assert reaching == []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -16,6 +16,9 @@ from . import plans
 from .base import BaseDialect, Database, Plan, run_plan
 from .dialects import dialect_of
 from .rows import actum, utc
+
+if TYPE_CHECKING:
+    from .conversations import DjangoConversationRecords
 
 __all__ = ["DjangoStore"]
 
@@ -71,6 +74,13 @@ class DjangoStore:
     def _run(self, connection: BaseDatabaseWrapper, plan: Plan[_T]) -> _T:
         with connection.cursor() as cursor:
             return run_plan(cursor, plan)
+
+    def conversation_records(self) -> DjangoConversationRecords:
+        """The records of PydanticAI conversations on this store's database
+        (``chronica.interfaces.ConversationRecordStore``)."""
+        from .conversations import DjangoConversationRecords
+
+        return DjangoConversationRecords(self.alias)
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when the caller's transaction commits (now, if there is none)."""
