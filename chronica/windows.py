@@ -4,6 +4,7 @@ agree with, used by ``InMemoryStore`` and for stores that cannot cut one themsel
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 
 from .errors import InvalidQuery
 from .values import FILTERS, ActaQuery, Actum, ActumKind
@@ -19,13 +20,25 @@ def passes(actum: Actum, query: ActaQuery) -> bool:
 def matcher(query: ActaQuery) -> Callable[[Actum], bool]:
     """:func:`passes` for one query, the filters it sets looked up once (a window tests
     every actum of a chronicum with it)."""
-    tests = [(f.attribute, values) for f in FILTERS if (values := getattr(query, f.field))]
+    tests = [
+        (attrgetter(f.attribute), values) for f in FILTERS if (values := getattr(query, f.field))
+    ]
     if not tests:
         return _any
     if len(tests) == 1:
-        [(attribute, values)] = tests
-        return lambda actum: getattr(actum, attribute) in values
-    return lambda actum: all(getattr(actum, a) in values for a, values in tests)
+        [(get, values)] = tests
+        return lambda actum: get(actum) in values
+    if len(tests) == 2:
+        [(get, values), (get_2, values_2)] = tests
+        return lambda actum: get(actum) in values and get_2(actum) in values_2
+
+    def keep(actum: Actum) -> bool:
+        for get, values in tests:  # noqa: SIM110 (a loop, faster than all() of a generator)
+            if get(actum) not in values:
+                return False
+        return True
+
+    return keep
 
 
 def _any(actum: Actum) -> bool:
