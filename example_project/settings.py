@@ -118,7 +118,14 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "user": os.environ.get("DJANGO_THROTTLE_USER", "1200/minute"),
         "anon": os.environ.get("DJANGO_THROTTLE_ANON", "60/minute"),
+        # POSTs to the sign-in forms, per address and per username (example_project/signin.py).
+        "signin": os.environ.get("DJANGO_THROTTLE_SIGNIN", "10/minute"),
     },
+    # How many proxies in front of the server append to X-Forwarded-For: the throttles
+    # count the address that many hops from the right. The example is served directly
+    # (uvicorn on 127.0.0.1), so 0: X-Forwarded-For is the client's to write and is
+    # never trusted. Behind one nginx that sets it, DJANGO_NUM_PROXIES=1.
+    "NUM_PROXIES": int(os.environ.get("DJANGO_NUM_PROXIES", "0")),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {
