@@ -40,7 +40,8 @@ def _warm_schema_extensions() -> None:
 
 
 def _subclasses(cls: type) -> list[type]:
-    found = []
+    found: list[type] = []
+    sub: type
     for sub in cls.__subclasses__():
         found.append(sub)
         found.extend(_subclasses(sub))
