@@ -70,6 +70,36 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     return errors
 
 
+@register(Tags.compatibility)
+def check_database_timeouts(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W002: a PostgreSQL database whose OPTIONS set neither a connect timeout nor a
+    statement timeout. A server that accepts connections but never answers would hold
+    every request (one thread each) forever."""
+    warnings: list[CheckMessage] = []
+    for alias, database in settings.DATABASES.items():
+        if "postgresql" not in str(database.get("ENGINE", "")) and "postgis" not in str(
+            database.get("ENGINE", "")
+        ):
+            continue
+        options = database.get("OPTIONS") or {}
+        if not isinstance(options, Mapping):
+            continue
+        connect = options.get("connect_timeout") not in (None, "", 0, "0")
+        statement = "statement_timeout" in str(options.get("options") or "")
+        if not connect and not statement:
+            warnings.append(
+                Warning(
+                    f"DATABASES[{alias!r}] (PostgreSQL) sets no connect timeout and no"
+                    " statement timeout: a database that accepts connections but never"
+                    " answers makes every request wait forever.",
+                    hint=f"Set DATABASES[{alias!r}]['OPTIONS'] = {{'connect_timeout': 5,"
+                    " 'options': '-c statement_timeout=30000'}} (seconds; milliseconds).",
+                    id="chronica.W002",
+                )
+            )
+    return warnings
+
+
 def _check_store_options(store: Callable[..., Any], options: Mapping[Any, Any]) -> list[Error]:
     """E006: the store's signature refuses the options; found here, not at the first request."""
     try:

@@ -21,6 +21,16 @@ DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # sqlite:///rel/path is relative to the repository, wherever manage.py runs from.
     DATABASES["default"]["NAME"] = BASE_DIR / DATABASES["default"]["NAME"]
+elif DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # A database that accepts connections but never answers must not hold every
+    # request forever (chronica.W002): give up connecting after 5 s, and cancel any
+    # statement after 30 s (DJANGO_STATEMENT_TIMEOUT, in milliseconds).
+    statement_timeout = int(os.environ.get("DJANGO_STATEMENT_TIMEOUT", "30000"))
+    DATABASES["default"]["OPTIONS"] = {
+        **DATABASES["default"].get("OPTIONS", {}),
+        "connect_timeout": int(os.environ.get("DJANGO_CONNECT_TIMEOUT", "5")),
+        "options": f"-c statement_timeout={statement_timeout}",
+    }
 
 # A development example served on 127.0.0.1: never deploy this secret.
 SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "example-project-only-not-a-secret")
@@ -108,7 +118,14 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "user": os.environ.get("DJANGO_THROTTLE_USER", "1200/minute"),
         "anon": os.environ.get("DJANGO_THROTTLE_ANON", "60/minute"),
+        # POSTs to the sign-in forms, per address and per username (example_project/signin.py).
+        "signin": os.environ.get("DJANGO_THROTTLE_SIGNIN", "10/minute"),
     },
+    # How many proxies in front of the server append to X-Forwarded-For: the throttles
+    # count the address that many hops from the right. The example is served directly
+    # (uvicorn on 127.0.0.1), so 0: X-Forwarded-For is the client's to write and is
+    # never trusted. Behind one nginx that sets it, DJANGO_NUM_PROXIES=1.
+    "NUM_PROXIES": int(os.environ.get("DJANGO_NUM_PROXIES", "0")),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 SPECTACULAR_SETTINGS = {

@@ -22,6 +22,8 @@ if TEST_DB == "postgres":
     DATABASES = {
         "default": {
             **dj_database_url.parse(PG_URL),
+            # A timeout, as chronica.W002 asks: a test never hangs on a dead server.
+            "OPTIONS": {"connect_timeout": 10},
             "TEST": {"NAME": os.environ.get("CHRONICA_TEST_PG_DBNAME", "test_chronica")},
         }
     }

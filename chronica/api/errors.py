@@ -12,7 +12,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from django.db import InterfaceError, OperationalError
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.db.backends.base.base import BaseDatabaseWrapper
 from rest_framework import status
 from rest_framework.exceptions import APIException, NotFound
@@ -30,12 +30,15 @@ from ..errors import (
 __all__ = [
     "BadRequest",
     "Conflict",
+    "DatabaseFailed",
     "DatabaseUnavailable",
     "IdempotencyNotImplemented",
     "LengthRequired",
     "NotImplementedByStore",
     "PayloadTooLarge",
+    "WriteMayHaveLanded",
     "chronica_errors",
+    "database_failure",
     "unreachable_database",
 ]
 
@@ -91,6 +94,48 @@ class DatabaseUnavailable(APIException):
     # Seconds, sent as Retry-After by DRF's exception handler: long enough for a
     # database restart or a failover, short for a waiting client.
     wait = 5
+
+
+class DatabaseFailed(APIException):
+    """A database error during a request that is safe to send again (a read, a delete,
+    a write with an Idempotency-Key)."""
+
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "The database failed during the request; it is safe to retry: try again later."
+    default_code = "database_failed"
+    wait = DatabaseUnavailable.wait
+
+
+class WriteMayHaveLanded(APIException):
+    """A database error during a write without an Idempotency-Key: it may be stored."""
+
+    status_code = status.HTTP_500_INTERNAL_SERVER_ERROR
+    default_detail = (
+        "The database failed during this write, which may have been stored. Read before"
+        " retrying, or send the write with an Idempotency-Key header (the same key on every"
+        " retry) so that a retry is stored at most once."
+    )
+    default_code = "write_outcome_unknown"
+
+
+#: The methods whose request may be sent again as it is.
+_RETRY_SAFE = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
+
+
+def database_failure(exc: BaseException, method: str, keyed: bool) -> APIException | None:
+    """A JSON answer for ``exc`` if it is a database error on an open connection (a
+    backend terminated, a statement cancelled), else ``None``.
+
+    A read, a delete or a keyed write can be sent again as it is: 503 with
+    ``Retry-After``. A write without a key may have been stored before the error: a
+    500 that says so, and how to retry safely.
+    """
+    if not isinstance(exc, DatabaseError):
+        return None
+    logger.error("chronica API: database error during %s", method, exc_info=exc)
+    if method.upper() in _RETRY_SAFE or keyed:
+        return DatabaseFailed()
+    return WriteMayHaveLanded()
 
 
 @contextmanager

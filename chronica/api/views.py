@@ -34,8 +34,9 @@ from .. import services
 from ..conf import chronica_settings
 from ..validation import WINDOW_PARAMETERS
 from . import schema
-from .errors import PayloadTooLarge, chronica_errors, unreachable_database
+from .errors import PayloadTooLarge, chronica_errors, database_failure, unreachable_database
 from .inputs import (
+    IDEMPOTENCY_KEY,
     acta_from_body,
     arguments,
     check_length,
@@ -81,7 +82,11 @@ class BaseViewSet(ViewSet):
             exc = PayloadTooLarge(
                 f"the request body is larger than DATA_UPLOAD_MAX_MEMORY_SIZE ({limit} bytes)"
             )
-        return super().handle_exception(unreachable_database(exc) or exc)
+        request = self.request
+        keyed = request is not None and IDEMPOTENCY_KEY in request.headers
+        method = "" if request is None else request.method or ""
+        exc = unreachable_database(exc) or database_failure(exc, method, keyed) or exc
+        return super().handle_exception(exc)
 
     def get_authenticators(self) -> list[BaseAuthentication]:
         classes = cast(

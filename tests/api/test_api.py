@@ -470,12 +470,29 @@ def unreachable_store(request):
 
 @pytest.mark.django_db
 class TestOtherErrors:
-    def test_a_database_error_is_not_turned_into_an_answer(self, as_ardian):
-        # Not a 400 or a 404: it reaches Django's handler (a 500, and the logs).
+    def test_a_database_error_on_a_retry_safe_request_is_a_json_503(self, as_ardian):
+        # A backend terminated mid-request: a read and a keyed write may be
+        # sent again as they are.
         with override_settings(CHRONICA={"STORE": f"{__name__}.LostConnectionStore"}):
-            for call in (lambda: as_ardian.get(chronicum_url()), lambda: post(as_ardian, GOOD)):
-                with pytest.raises(OperationalError, match="closed the connection"):
-                    call()
+            for response in (
+                as_ardian.get(chronicum_url()),
+                post(as_ardian, GOOD, key=BOOKING_KEY),
+            ):
+                assert response.status_code == 503
+                assert response["Content-Type"] == "application/json"
+                assert response["Retry-After"] == "5"
+                assert "safe to retry" in response.json()["detail"]
+
+    def test_a_database_error_on_an_unkeyed_write_is_a_json_500_that_says_so(self, as_ardian):
+        with override_settings(CHRONICA={"STORE": f"{__name__}.LostConnectionStore"}):
+            response = post(as_ardian, GOOD)
+
+        assert response.status_code == 500
+        assert response["Content-Type"] == "application/json"
+        assert "Retry-After" not in response
+        detail = response.json()["detail"]
+        assert "may have been stored" in detail
+        assert "Idempotency-Key" in detail
 
     def test_the_projects_own_value_error_is_not_a_400(self, as_ardian):
         with override_settings(CHRONICA={"OWNER_ID": f"{__name__}.broken_owner_id"}):

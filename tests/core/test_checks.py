@@ -63,3 +63,58 @@ def test_manage_py_check_fails_on_them():
         pytest.raises(SystemCheckError, match=r"chronica\.E006"),
     ):
         call_command("check")
+
+
+PG = "django.db.backends.postgresql"
+
+
+def _databases(options):
+    entry = {"ENGINE": PG, "NAME": "x", **({} if options is None else {"OPTIONS": options})}
+    return {"default": entry}
+
+
+def database_warnings(databases) -> list[str]:
+    from chronica.checks import check_database_timeouts
+
+    with override_settings(DATABASES=databases):
+        return [f"{m.id}: {m.msg}" for m in check_database_timeouts()]
+
+
+@pytest.mark.parametrize("options", [None, {}, {"options": "-c search_path=x"}])
+def test_postgresql_without_timeouts_is_chronica_W002(options):
+    (warning,) = database_warnings(_databases(options))
+
+    assert warning.startswith("chronica.W002: DATABASES['default'] (PostgreSQL)")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"connect_timeout": 5},
+        {"options": "-c statement_timeout=30000"},
+        {"connect_timeout": 5, "options": "-c statement_timeout=30s"},
+    ],
+)
+def test_postgresql_with_a_timeout_passes(options):
+    assert database_warnings(_databases(options)) == []
+
+
+def test_sqlite_needs_no_timeout():
+    databases = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+    assert database_warnings(databases) == []
+
+
+def test_example_project_sets_both_timeouts(monkeypatch):
+    import importlib
+    import sys
+
+    monkeypatch.setenv("DATABASE_URL", "postgres://u@127.0.0.1:5432/db")
+    sys.modules.pop("example_project.settings", None)
+    try:
+        example = importlib.import_module("example_project.settings")
+    finally:
+        sys.modules.pop("example_project.settings", None)
+    options = example.DATABASES["default"]["OPTIONS"]
+    assert options["connect_timeout"] == 5
+    assert "statement_timeout=30000" in options["options"]
+    assert database_warnings(example.DATABASES) == []

@@ -25,6 +25,18 @@ class TestInMemoryStorePagingStore(storeconformance.PagingStoreConformance):
         return InMemoryStore()
 
 
+@pytest.mark.django_db(transaction=True)
+class TestDjangoStorePagingStore(storeconformance.PagingStoreConformance):
+    """A window page and its next cursor from one consistent read (issue 25 item 5)."""
+
+    def make_store(self):
+        return DjangoStore()
+
+
+def test_django_store_is_a_paging_store():
+    assert isinstance(DjangoStore(), interfaces.PagingStore)
+
+
 @pytest.mark.parametrize("capability", sorted(storeconformance.ALL_SUITES))
 def test_both_stores_have_every_capability(capability):
     protocol = getattr(interfaces, capability)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -134,6 +135,43 @@ class DjangoStore:
         """``acta``, read only if the chronicum exists and belongs to ``owner_id``;
         otherwise ``None`` and no actum is read."""
         return self._acta(chronicum_id, query, owner_id)
+
+    def acta_page_if_owner(
+        self, owner_id: str, chronicum_id: str, query: ActaQuery
+    ) -> tuple[list[Actum], bool] | None:
+        """``acta_if_owner``, and whether an older actum passes the filters, from one
+        consistent read (``PagingStore``): one transaction, on PostgreSQL at REPEATABLE
+        READ, so a delete or a pop between its statements cannot glue two states of the
+        chronicum together."""
+        connection = self._connection()
+        dialect = dialect_of(connection)
+        database = self._database(connection)
+        limit = query.last_n if 0 < query.last_n < 2**63 - 1 else 0
+        longer = dataclasses.replace(query, last_n=limit + 1) if limit else query
+
+        def read() -> tuple[list[Actum], bool] | None:
+            cut = self._run(
+                connection, plans.acta_plan(dialect, chronicum_id, longer, owner_id, database)
+            )
+            if cut is None:
+                return None
+            if limit and len(cut) > limit:
+                return cut[1:], True
+            if not cut or query.max_tokens is None:
+                return cut, False
+            older = dataclasses.replace(query, last_n=1, max_tokens=None, before=cut[0].id)
+            found = self._run(
+                connection, plans.acta_plan(dialect, chronicum_id, older, owner_id, database)
+            )
+            return cut, bool(found)
+
+        if connection.in_atomic_block:
+            return read()  # the caller's transaction is the read
+        with transaction.atomic(using=connection.alias):
+            if connection.vendor == "postgresql":
+                with connection.cursor() as cursor:
+                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            return read()
 
     def list_chronica(self, owner_id: str, limit: int, after: Chronicum | None) -> list[Chronicum]:
         connection = self._connection()
