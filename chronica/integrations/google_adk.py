@@ -258,14 +258,19 @@ def _session(
     user_state: dict[str, Any],
     events: list[Event] | None = None,
 ) -> Session:
-    """The ADK session a chronicum's state ``document`` describes."""
-    session = Session(
-        id=document["session_id"],
+    """The ADK session a chronicum's state ``document`` describes.
+
+    Built without pydantic's validation (``model_construct``): every field is already
+    of its type (the IDs are strings, the state a dict of JSON, the events decoded),
+    and checking them again was most of a long ``list_sessions`` (BENCHMARKS.md,
+    issue 24). The object is equal to a validated one."""
+    session = Session.model_construct(
+        id=str(document["session_id"]),
         app_name=app_name,
         user_id=user_id,
         state=_merged(app_state, user_state, document["state"]),
         events=events or [],
-        last_update_time=document["updated"],
+        last_update_time=float(document["updated"]),
     )
     # The last event stored when it was read: what stale_sessions="raise" compares.
     session._storage_update_marker = document.get("last_event", "")

@@ -43,9 +43,10 @@ def _utc(value: dt.datetime) -> dt.datetime:
 class DjangoStateStore:
     """The ``StateStore`` capability of ``DjangoStore`` (mixed into it)."""
 
-    alias: str
-
     if TYPE_CHECKING:  # DjangoStore's own, which this mixes into
+
+        @property
+        def alias(self) -> str: ...
 
         def _connection(self) -> BaseDatabaseWrapper: ...
 

@@ -101,6 +101,31 @@ def test_booking_reply_retried_reworded_is_recorded_once() -> None:
     assert "dinner-friday holds 8 acta" in output
 
 
+def test_the_google_adk_runner_keeps_its_session_in_chronica_and_it_reloads_equal() -> None:
+    """make demo runs ADK's Runner (a root agent, two sub-agents, a transfer and a
+    function tool on scripted models) on ChronicaSessionService with the store the
+    example project configures, and prints the session it reloads."""
+    from chronica.integrations.google_adk import chronicum_id
+
+    output = run_demo()
+
+    cid = chronicum_id("dinner", demo_owner(), "dinner-friday-adk")
+    assert f"kept their session in chronica, chronicum {cid}: 10 events, 10 acta" in output
+    assert "reloaded equal to what the runner appended: True" in output
+    acta = services.get_acta(demo_owner(), cid)
+    assert [a.actor for a in acta if a.actor_kind == "agent"] == [
+        "concierge",
+        "concierge",
+        "finder",
+        "finder",
+        "finder",
+        "finder",
+        "finder",
+        "booking",
+    ]
+    assert acta[-1].content == scenario.BOOKING_REPLY
+
+
 def test_running_the_demo_again_records_a_fresh_session_for_the_same_owner(
     settings: Any,
 ) -> None:

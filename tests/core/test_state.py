@@ -8,10 +8,9 @@ import pytest
 from chronica import interfaces, storeconformance
 from chronica.errors import ChronicumExists, ChronicumNotFound, InvalidActum, StateConflict
 from chronica.services import Chronicarius
+from chronica.stores.db import DjangoStore
 from chronica.stores.memory import InMemoryStore
 from chronica.values import Actum, StateChange, StateScope
-
-from ..teststores import StateDjangoStore
 
 
 class TestInMemoryStoreStateStore(storeconformance.StateStoreConformance):
@@ -22,12 +21,13 @@ class TestInMemoryStoreStateStore(storeconformance.StateStoreConformance):
 @pytest.mark.django_db(transaction=True)
 class TestDjangoStoreStateStore(storeconformance.StateStoreConformance):
     def make_store(self):
-        return StateDjangoStore()
+        return DjangoStore()
 
 
 def test_both_stores_are_state_stores():
+    """DjangoStore itself, as CHRONICA["STORE"] configures it by default: no subclass."""
     assert isinstance(InMemoryStore(), interfaces.StateStore)
-    assert isinstance(StateDjangoStore(), interfaces.StateStore)
+    assert isinstance(DjangoStore(), interfaces.StateStore)
 
 
 def message(chronicum_id: str, text: str = "hi") -> Actum:
@@ -39,7 +39,7 @@ def message(chronicum_id: str, text: str = "hi") -> Actum:
 @pytest.fixture
 def chronicarius(store):
     if not isinstance(store, InMemoryStore):
-        store = StateDjangoStore()
+        store = DjangoStore()
     return Chronicarius(store)
 
 

@@ -13,6 +13,7 @@ from ... import models
 from ...errors import ChronicumNotFound
 from ...interfaces import Subscription
 from ...values import ActaQuery, Actum, Chronicum, Recorded
+from ..state import DjangoStateStore
 from . import plans
 from .base import BaseDialect, Database, Plan, run_plan
 from .dialects import dialect_of
@@ -26,10 +27,10 @@ __all__ = ["DjangoStore"]
 _T = TypeVar("_T")
 
 
-class DjangoStore:
+class DjangoStore(DjangoStateStore):
     """A chronica store on the Django database ``using`` (by default the database the
     routers choose for writing chronica), with every capability of
-    ``chronica.interfaces``."""
+    ``chronica.interfaces`` (``StateStore`` from ``chronica.stores.state``)."""
 
     supports_windows = True
 

@@ -24,7 +24,7 @@ STORES = ["memory", "django"]
 
 _STORE_PATHS = {
     "memory": "chronica.stores.memory.InMemoryStore",
-    "django": "tests.teststores.StateDjangoStore",
+    "django": "chronica.stores.db.DjangoStore",  # the default store, as configured
 }
 
 

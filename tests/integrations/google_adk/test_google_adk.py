@@ -416,3 +416,22 @@ def test_a_decoded_event_is_a_new_object_each_time_and_never_another_actums(chro
     (actum,) = services.get_acta(OWNER, chronicum_id(APP, OWNER, session.id))
     other = dataclasses.replace(actum, data={**actum.data, "author": "someone else"})
     assert google_adk.decoded(other).author == "someone else"
+
+
+def test_it_runs_on_the_store_chronica_is_configured_with_by_default():
+    """No CHRONICA["STORE"] of the test's own: the default DjangoStore keeps the state
+    (it is a StateStore itself, not through a subclass)."""
+    from chronica.stores.db import DjangoStore
+
+    services.reset_chronicarius()
+    try:
+        assert type(services.get_chronicarius().store) is DjangoStore
+        service = ChronicaSessionService()
+        session = create(service, session_id="default-store", state={"party": 4})
+        append(service, session, said("Is there a quiet table?", delta={"user:area": "Kemang"}))
+        again = get(service, session)
+        assert again is not None
+        assert again.state == {"party": 4, "user:area": "Kemang"}
+        assert [e.content.parts[0].text for e in again.events] == ["Is there a quiet table?"]
+    finally:
+        services.reset_chronicarius()

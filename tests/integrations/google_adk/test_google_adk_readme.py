@@ -52,3 +52,21 @@ def test_the_state_snippet_runs_as_written():
     exec(compile(block, "README.md State beside the acta", "exec"), {})
 
     assert services.get_acta("ardian", "dinner-friday")[0].content == "Make it 7pm."
+
+
+def test_the_docs_page_snippet_runs_as_written():
+    """docs/google-adk.md: its one Python block, then the calls its text describes."""
+    page = README.parent / "docs" / "google-adk.md"
+    (block,) = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
+    namespace: dict[str, object] = {}
+    exec(compile(block, "docs/google-adk.md", "exec"), namespace)
+
+    assert run(namespace["reply"])("ardian", "dinner-friday", "A quiet table for four?") == (
+        "Rumah Teduh, at 7pm."
+    )
+    assert namespace["last_messages"]("ardian", "dinner-friday") == [
+        "A quiet table for four?",
+        "Rumah Teduh, at 7pm.",
+    ]
+    cid = chronicum_id("dinner", "ardian", "dinner-friday")
+    assert cid == "adk:dinner:ardian:dinner-friday"

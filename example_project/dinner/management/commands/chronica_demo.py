@@ -1,7 +1,9 @@
 """``manage.py chronica_demo [--serve]``: the dinner-friday session end to end.
 
 Migrates, records the session the way ardian and the three agents would, prints
-each agent's context window, shows a retried reply recorded once, creates the
+each agent's context window, shows a retried reply recorded once, runs the booking
+on the OpenAI Agents SDK, PydanticAI and Google ADK (a Runner with a root agent, two
+sub-agents, a transfer and a function tool, its session in chronica), creates the
 ``demo`` superuser and, with ``--serve``, serves the admin and the API.
 """
 
@@ -19,6 +21,7 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from chronica import Actum, ChronicumNotFound, services
+from example_project.dinner.adk_flow import adk_dinner
 from example_project.dinner.agents import AGENTS
 from example_project.dinner.openai_flow import book_with_agents
 from example_project.dinner.pydantic_flow import pydantic_dinner
@@ -104,6 +107,7 @@ class Command(BaseCommand):
             self.say(line(actum))
         self.say("")
         self.say("\n".join(pydantic_dinner(owner_id)) + "\n")
+        self.say("\n".join(adk_dinner(owner_id)) + "\n")
 
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         links = [
