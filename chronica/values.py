@@ -190,6 +190,9 @@ class ActaQuery:
     last_n: int = 0
     max_tokens: int | None = None
     before: str | None = None
+    #: A byte budget (UTF-8 bytes of content and data as JSON, newest first); the newest
+    #: actum is kept whatever its size. ``CHRONICA["API_MAX_RESPONSE_BYTES"]`` in the API.
+    max_bytes: int | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
