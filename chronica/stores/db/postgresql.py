@@ -22,12 +22,11 @@ answer (no row when the chronicum is not found): slower to plan, not different.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
 from ...interfaces import Subscription
-from ...values import ActaQuery, Actum
+from ...values import Actum
 from ..pg_listen import NOTIFY_CHANNEL, PG_NOTIFY, notify_if_followed
 from .base import BaseDialect, Database, Plan, Statement, Template
 from .rows import actum_params, batch_json, member_keys
@@ -97,12 +96,6 @@ def forget_functions() -> None:
     _FUNCTIONS.clear()
 
 
-_NO_BUDGET = 2**62
-"""A token budget no window reaches."""
-_WALKED = 10_000
-"""The longest ``last_n`` walked probe by probe; a longer one is one index scan."""
-
-
 class PostgreSQLDialect(BaseDialect):
     has_on_conflict = True
     writes_in_one_statement = True
@@ -112,24 +105,6 @@ class PostgreSQLDialect(BaseDialect):
 
     def octets(self, column: str) -> str:
         return f"octet_length({column})"
-
-    def window_sql(
-        self,
-        chronicum_id: str,
-        query: ActaQuery,
-        owner_id: str | None = None,
-        *,
-        functions: bool = False,
-    ) -> Statement:
-        """A ``last_n`` window walks the index one probe an actum, as a budget does (with
-        no budget to stop it): each probe is ``ORDER BY ... LIMIT 1``, an index scan
-        whatever the statistics say. The plain ``LIMIT n`` statement was planned from
-        the statistics: on a session bulk-written since the last ANALYZE the planner
-        believed in a few rows and chose a bitmap scan and a sort of every actum of the
-        session (231 ms for 60,000 acta, 3 ms after ANALYZE)."""
-        if query.max_tokens is None and 0 < query.last_n <= _WALKED:
-            query = dataclasses.replace(query, max_tokens=_NO_BUDGET)
-        return super().window_sql(chronicum_id, query, owner_id, functions=functions)
 
     def data_octets(self, column: str) -> str:
         return f"COALESCE(octet_length({column}::text), 0)"
