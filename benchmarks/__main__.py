@@ -32,6 +32,7 @@ CASES = (
     "asyncio",
     "follow",
     "google-adk",
+    "attack",
 )
 
 
@@ -173,6 +174,10 @@ def main(argv: list[str]) -> int:
         from . import google_adk
 
         rows += google_adk.run(quick=args.quick, load=not args.no_load)
+    if "attack" in only:
+        from . import attack
+
+        rows += attack.run()
     rows.sort(key=lambda row: int(row.case.split()[0]))
 
     report = [

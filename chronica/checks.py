@@ -59,6 +59,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     for name, check_id in (
         ("MAX_ACTUM_BYTES", "chronica.E010"),
         ("API_MAX_ACTA", "chronica.E011"),
+        ("API_MAX_RESPONSE_BYTES", "chronica.E012"),
         ("FOLLOW_POLL_INTERVAL", "chronica.E008"),
         ("ASYNC_POOL_SIZE", "chronica.E009"),
         ("AUTO_CREATE", "chronica.E015"),

@@ -18,6 +18,7 @@ DEFAULTS: dict[str, Any] = {
     "TOKEN_COUNTER": "chronica.tokens.estimate_tokens",
     "MAX_ACTUM_BYTES": DEFAULT_MAX_ACTUM_BYTES,
     "API_MAX_ACTA": 1000,
+    "API_MAX_RESPONSE_BYTES": 8 * 1024 * 1024,
     "FOLLOW_POLL_INTERVAL": 1.0,
     "ASYNC_POOL_SIZE": 10,
     "AUTO_CREATE": True,
@@ -95,6 +96,16 @@ class ChronicaSettings:
     @property
     def API_MAX_ACTA(self) -> int:
         value = _limit("API_MAX_ACTA", self._get("API_MAX_ACTA"), allow_none=False)
+        assert value is not None
+        return value
+
+    @property
+    def API_MAX_RESPONSE_BYTES(self) -> int:
+        """The byte budget of one window page of the API (content and data, UTF-8): a
+        page is cut early there, and its ``Link: rel="next"`` leads to the rest."""
+        value = _limit(
+            "API_MAX_RESPONSE_BYTES", self._get("API_MAX_RESPONSE_BYTES"), allow_none=False
+        )
         assert value is not None
         return value
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import json
 import math
 import re
@@ -243,7 +244,21 @@ def loads_data(text: str | None) -> Any:
     """``data`` back from its stored JSON text (``None`` for no data)."""
     if text is None:
         return None
-    return json.loads(text)
+    if len(text) < _COLLECTED_BELOW:
+        return json.loads(text)
+    # A large document of many small containers ([[],[],...]) makes the cyclic garbage
+    # collector run again and again while json builds it, most of the decoding time
+    # (0.65 s of 0.75 s for 400,000 empty lists): none of them can be garbage yet.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return json.loads(text)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+_COLLECTED_BELOW = 64 * 1024
 
 
 def check_actum(

@@ -195,6 +195,10 @@ class ActaQuery:
     before: str | None = None
     actors: frozenset[str] = frozenset()
 
+    #: A byte budget (UTF-8 bytes of content and data as JSON, newest first); the newest
+    #: actum is kept whatever its size. ``CHRONICA["API_MAX_RESPONSE_BYTES"]`` in the API.
+    max_bytes: int | None = None
+
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Filter:

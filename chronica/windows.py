@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 
 from .errors import InvalidQuery
+from .validation import dumps_data
 from .values import FILTERS, ActaQuery, Actum, ActumKind
 
 __all__ = ["cut_page", "cut_window", "keep_whole_tool_calls", "matcher", "passes"]
@@ -82,6 +83,7 @@ def _cut(
     oldest = end
     budget = query.max_tokens
     keep = matcher(query)
+    room = query.max_bytes
     for position in range(end - 1, -1, -1):
         if query.last_n > 0 and len(window) == query.last_n:
             break
@@ -92,10 +94,21 @@ def _cut(
             budget -= count(actum)
             if budget < 0:
                 break
+        if room is not None:
+            room -= size(actum)
+            if room < 0 and window:
+                break
         window.append(actum)
         oldest = position
     window.reverse()
     return window, oldest
+
+
+def size(actum: Actum) -> int:
+    """What an actum weighs against ``ActaQuery.max_bytes``: UTF-8 bytes of its content
+    and of its data as stored JSON."""
+    data = 0 if actum.data is None else len(dumps_data(actum.data).encode())
+    return len(actum.content.encode()) + data
 
 
 def keep_whole_tool_calls(acta: list[Actum]) -> list[Actum]:

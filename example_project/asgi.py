@@ -6,4 +6,7 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "example_project.settings")
 
-application = get_asgi_application()
+from chronica.api.asgi import BodyGuard
+
+# A body too large, chunked, or without credentials is refused before it is read.
+application = BodyGuard(get_asgi_application(), paths=("/api/",))

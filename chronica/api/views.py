@@ -173,7 +173,9 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
         most, last_n = chronica_settings.API_MAX_ACTA, window.get("last_n", 0)
         window["last_n"] = min(last_n, most) if last_n > 0 else most
         with chronica_errors():
-            page = services.get_acta_page(owner, chronicum_id, **window)
+            page = services.get_acta_page(
+                owner, chronicum_id, **window, max_bytes=chronica_settings.API_MAX_RESPONSE_BYTES
+            )
         before = page.next_before
         headers = (
             {} if before is None else {"Link": f'<{link_to(request, before=before)}>; rel="next"'}

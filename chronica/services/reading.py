@@ -68,6 +68,7 @@ class Reading(ChronicariusBase):
         max_tokens: int | None = None,
         whole_tool_calls: bool = False,
         before: str | None = None,
+        max_bytes: int | None = None,
     ) -> ActaPage:
         """The window :meth:`get_acta` answers for the same arguments, and where the
         next, older page starts: ``ActaPage(acta, next_before)``.
@@ -79,6 +80,10 @@ class Reading(ChronicariusBase):
         every actum once. An empty page has none (a budget that the newest actum
         alone is over ends the walk). Both come from one consistent read (where the
         store is a ``PagingStore``; every store of chronica is).
+
+        ``max_bytes`` (a positive int) cuts the page early where the UTF-8 bytes of
+        content and data, newest first, would pass it; the newest actum is always kept,
+        and ``next_before`` leads to the rest (``CHRONICA["API_MAX_RESPONSE_BYTES"]``).
         """
         check_owner(owner_id)
         query = build_query(
@@ -90,6 +95,10 @@ class Reading(ChronicariusBase):
             before=before,
         )
         whole = check_whole_tool_calls(whole_tool_calls)
+        if max_bytes is not None:
+            if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+                raise InvalidQuery(f"max_bytes must be a positive int, not {max_bytes!r}")
+            query = dataclasses.replace(query, max_bytes=max_bytes)
         cut, more = self._page(owner_id, chronicum_id, query)
         page = keep_whole_tool_calls(cut) if whole else cut
         return ActaPage(page, cut[0].id if more else None)
@@ -108,7 +117,7 @@ class Reading(ChronicariusBase):
         cut = self._window(owner_id, chronicum_id, longer)
         if limit and len(cut) > limit:
             return cut[1:], True
-        if not cut or query.max_tokens is None:
+        if not cut or (query.max_tokens is None and query.max_bytes is None):
             return cut, False
         older = dataclasses.replace(query, last_n=1, max_tokens=None, before=cut[0].id)
         try:

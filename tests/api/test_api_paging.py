@@ -278,3 +278,55 @@ class TestWindowQuery:
         got = window(as_ardian, f"?last_n=2&whole_tool_calls={value}")
         assert [a["id"] for a in got] == ids(expected)
         assert len(got) == (1 if whole else 2)
+
+
+@pytest.mark.django_db
+class TestByteBudget:
+    """CHRONICA["API_MAX_RESPONSE_BYTES"] cuts a page early; the link leads to the rest."""
+
+    def test_a_heavy_window_is_cut_and_linked(self, as_ardian, ardian):
+        heavy = [
+            Actum(
+                chronicum_id=CHRONICUM,
+                kind="tool_response",
+                actor_kind="agent",
+                actor="search",
+                content=f"result {n}",
+                data="x" * 898,  # 900 bytes of JSON, however the database spells it
+            )
+            for n in range(12)
+        ]
+        stored = services.record_acta(str(ardian.pk), heavy)
+        with override_settings(CHRONICA={"API_MAX_RESPONSE_BYTES": 3000}):
+            pages = walk(as_ardian, acta_url() + "?last_n=10")
+
+        assert [len(page) for page in pages] == [3, 3, 3, 3]
+        assert oldest_first(pages) == ids(stored)
+
+    def test_the_newest_actum_comes_whatever_its_size(self, as_ardian, ardian):
+        stored = services.record_acta(
+            str(ardian.pk),
+            [_message("x" * 500) for _ in range(3)],
+        )
+        with override_settings(CHRONICA={"API_MAX_RESPONSE_BYTES": 10}):
+            pages = walk(as_ardian, acta_url())
+
+        assert [len(page) for page in pages] == [1, 1, 1]
+        assert oldest_first(pages) == ids(stored)
+
+    def test_with_a_token_budget(self, as_ardian, ardian):
+        stored = services.record_acta(
+            str(ardian.pk),
+            [_message("y" * 100) for _ in range(6)],
+        )
+        with override_settings(CHRONICA={"API_MAX_RESPONSE_BYTES": 250}):
+            pages = walk(as_ardian, acta_url() + "?max_tokens=100000")
+
+        assert [len(page) for page in pages] == [2, 2, 2]
+        assert oldest_first(pages) == ids(stored)
+
+
+def _message(content: str) -> Actum:
+    return Actum(
+        chronicum_id=CHRONICUM, kind="message", actor_kind="human", actor="ardian", content=content
+    )

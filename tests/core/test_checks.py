@@ -118,3 +118,11 @@ def test_example_project_sets_both_timeouts(monkeypatch):
     assert options["connect_timeout"] == 5
     assert "statement_timeout=30000" in options["options"]
     assert database_warnings(example.DATABASES) == []
+
+
+@pytest.mark.parametrize("value", [0, -1, "8MiB", 1.5, True, None])
+def test_a_bad_response_byte_budget_is_chronica_E012(value):
+    with override_settings(CHRONICA={"API_MAX_RESPONSE_BYTES": value}):
+        (error,) = chronica_errors()
+
+    assert error.startswith("chronica.E012: CHRONICA['API_MAX_RESPONSE_BYTES']")

@@ -203,6 +203,27 @@ class BaseDialect:
             f" {t}call_id, {t}data"
         )
 
+    def data_octets(self, column: str) -> str:
+        """The size of the JSON ``data`` column in bytes (0 for NULL)."""
+        return f"COALESCE({self.octets(column)}, 0)"
+
+    def size(self, table: str = "") -> str:
+        """What an actum weighs against ``ActaQuery.max_bytes``."""
+        return f"({self.octets(table + 'content')} + {self.data_octets(table + 'data')})"
+
+    def within_bytes(self, sql: str, columns: str, table: str) -> str:
+        """``sql`` (a window, newest first, selecting ``columns``) cut to the newest acta
+        whose sizes add up to the byte budget (one more parameter), the newest always
+        kept: the database drops the rest, so they never reach Python."""
+        sized = sql.replace(
+            columns, f"{columns}, {table}seq AS w_seq, {self.size(table)} AS w_size", 1
+        )
+        return (
+            "SELECT * FROM (SELECT b.*, SUM(b.w_size) OVER (ORDER BY b.w_seq DESC ROWS"
+            " UNBOUNDED PRECEDING) AS w_used, ROW_NUMBER() OVER (ORDER BY b.w_seq DESC)"
+            f" AS w_n FROM ({sized}) b) c WHERE c.w_used <= %s OR c.w_n = 1 ORDER BY c.w_seq DESC"
+        )
+
     def estimate(self, table: str = "") -> str:
         """The database's estimate of an actum that was stored without a token count: the
         default counter's formula, ``4 + ceil(UTF-8 bytes of content / 3.5)``."""
@@ -340,7 +361,10 @@ FROM w JOIN {acta} a ON a.seq = w.seq WHERE w.running <= %s ORDER BY w.seq DESC
             # from an empty window in the same statement), so cheaper to plan: only an
             # empty window pays a second, tiny query.
             sql = self.window.format(where=where.sql, limit=" LIMIT %s" if limit else "")
-            return sql, where.params + ([limit] if limit else [])
+            params = where.params + ([limit] if limit else [])
+            if query.max_bytes is not None:
+                return self.within_bytes(sql, self.columns(), ""), [*params, query.max_bytes]
+            return sql, params
         step = self.window_conditions(chronicum_id, query, owner_id, with_owner=False)
         sql = self.budget_window.format(
             where=where.sql, step=step.sql, limit=" AND w.n < %s" if limit else ""
@@ -349,6 +373,8 @@ FROM w JOIN {acta} a ON a.seq = w.seq WHERE w.running <= %s ORDER BY w.seq DESC
         if limit:
             params.append(limit)
         params.append(query.max_tokens)
+        if query.max_bytes is not None:
+            return self.within_bytes(sql, self.columns("a."), "a."), [*params, query.max_bytes]
         return sql, params
 
     # -- following ---------------------------------------------------------------

@@ -106,6 +106,9 @@ class PostgreSQLDialect(BaseDialect):
     def octets(self, column: str) -> str:
         return f"octet_length({column})"
 
+    def data_octets(self, column: str) -> str:
+        return f"COALESCE(octet_length({column}::text), 0)"
+
     lock = Template("{exists_owned} FOR UPDATE")
 
     # -- migration 0004's functions (chronica.stores.db.functions_0004) ----------

@@ -158,7 +158,7 @@ class DjangoStore(DjangoStateStore):
                 return None
             if limit and len(cut) > limit:
                 return cut[1:], True
-            if not cut or query.max_tokens is None:
+            if not cut or (query.max_tokens is None and query.max_bytes is None):
                 return cut, False
             older = dataclasses.replace(query, last_n=1, max_tokens=None, before=cut[0].id)
             found = self._run(
