@@ -93,7 +93,7 @@ class TestSchema:
         assert [p["name"] for p in post["parameters"] if p["in"] == "header"] == ["Idempotency-Key"]
         window = paths["/api/chronica/{chronicum_id}/acta/"]["get"]
         assert {p["name"] for p in window["parameters"]} == {
-            *("chronicum_id", "kind", "actor_kind", "last_n"),
+            *("chronicum_id", "kind", "actor_kind", "actor", "last_n"),
             *("max_tokens", "whole_tool_calls", "before"),
         }
         assert "Link" in window["responses"]["200"]["headers"]
