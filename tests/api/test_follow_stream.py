@@ -24,7 +24,7 @@ from django.test import Client, override_settings
 from chronica import Actum, services
 from chronica.api import stream as stream_module
 from chronica.api.serializers import ActumSerializer
-from chronica.follow import listener_threads
+from chronica.stores.listener import listener_threads
 
 from .. import scenario
 from ..follow_urls import StreamingChronicumViewSet

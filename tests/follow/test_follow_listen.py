@@ -16,11 +16,10 @@ from asgiref.sync import sync_to_async
 from django.db import connection, connections, transaction
 
 from chronica import Actum, services
-from chronica.follow import listener_threads
 from chronica.services import Chronicarius
 from chronica.stores.db import DjangoStore
 from chronica.stores.db.dialects import dialect_of
-from chronica.stores.pg_listen import NOTIFY_CHANNEL, PG_FOLLOW
+from chronica.stores.listener import NOTIFY_CHANNEL, PG_FOLLOW, listener_threads
 
 from .. import scenario
 from ..database import backend_pids, server_connection
