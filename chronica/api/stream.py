@@ -9,7 +9,10 @@ point) is answered before a byte of the stream, by starting the follower in the
 view, with the same answers as the other routes.
 
 Under ASGI (uvicorn, daphne) the stream is a coroutine on the server's event
-loop, woken by ``services.afollow``, and ends when the client goes away. Under
+loop, woken by ``services.afollow``, and ends when the client goes away. It holds no
+thread: Django runs this sync view, and its middleware, in a thread of the request's
+own (asgiref's thread-sensitive context), which would otherwise wait idle for as long
+as the stream lasts; the stream lets it go as it starts. Under
 WSGI it still works, but holds a worker thread for as long as the client stays
 (and notices a client that left only at the next heartbeat): serve it with ASGI.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 from collections.abc import AsyncGenerator, Iterable, Iterator
 from typing import Any
@@ -141,10 +145,12 @@ async def _events(follower: Follower, *, heartbeat: float) -> AsyncGenerator[byt
     # while it waits without cancelling the follower.
     pending: asyncio.Future[Actum] | None = None
     try:
+        context = _without_request_thread()
         yield b": chronica stream\n\n"
         while True:
             if pending is None:
-                pending = asyncio.ensure_future(anext(follower))
+                loop = asyncio.get_running_loop()
+                pending = loop.create_task(anext(follower), context=context)
             done, _ = await asyncio.wait({pending}, timeout=heartbeat)
             if not done:
                 yield b": heartbeat\n\n"
@@ -161,6 +167,25 @@ async def _events(follower: Follower, *, heartbeat: float) -> AsyncGenerator[byt
             with contextlib.suppress(BaseException):
                 await pending
         await follower.aclose()
+
+
+def _without_request_thread() -> contextvars.Context:
+    """End the thread Django's ASGI handler gave this request for its sync parts (the
+    view, the middleware), done once the stream starts; and the context the follower
+    runs in, outside the request's: its sync calls, if any (a store without an asyncio
+    path), go to asgiref's one shared thread, not to a new thread of this request.
+    Django's handler closes the response in the request's context at the end, on a
+    thread made then and ended with the request."""
+    from asgiref.sync import SyncToAsync
+
+    request = SyncToAsync.thread_sensitive_context.get(None)
+    if request is not None:
+        executor = SyncToAsync.context_to_thread_executor.pop(request, None)
+        if executor is not None:
+            executor.shutdown(wait=False)
+    context = contextvars.copy_context()
+    context.run(SyncToAsync.thread_sensitive_context.set, None)  # type: ignore[arg-type]
+    return context
 
 
 def _blocking(events: AsyncGenerator[bytes, None]) -> Iterator[bytes]:
