@@ -26,6 +26,7 @@ import json
 from collections.abc import AsyncGenerator, Iterable, Iterator
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.core.handlers.asgi import ASGIRequest
 from django.db import connections
 from django.http import StreamingHttpResponse
@@ -121,9 +122,17 @@ class ActaStreamMixin:
         """New acta as server-sent events."""
         owner, follow = owner_id(request), arguments(request, FOLLOW_PARAMETERS)
         follow["after"] = request.headers.get(LAST_EVENT_ID) or follow.get("after") or None
+        asgi = isinstance(getattr(request, "_request", request), ASGIRequest)
         with chronica_errors():
             # Every check answered now, while an error can still be a 404 or a 400.
-            follower = services.afollow(owner, chronicum_id, **follow).start()
+            follower = services.afollow(owner, chronicum_id, **follow)
+            if asgi:
+                # On the server's event loop, through its bounded asyncio pool: a
+                # thousand streams opening at once must not open a thousand
+                # connections from the request threads.
+                async_to_sync(_start)(follower)
+            else:
+                follower.start()
         # The stream outlives these checks by minutes or hours: the connection they
         # used goes back now rather than sit idle for the stream's life (the follower
         # reads through its own).
@@ -131,13 +140,16 @@ class ActaStreamMixin:
             if not used.in_atomic_block:
                 used.close()
         events = _events(follower, heartbeat=self.stream_heartbeat)
-        asgi = isinstance(getattr(request, "_request", request), ASGIRequest)
         response = StreamingHttpResponse(
             events if asgi else _blocking(events), content_type="text/event-stream"
         )
         response["Cache-Control"] = "no-cache"
         response["X-Accel-Buffering"] = "no"  # nginx: pass each event on at once
         return response
+
+
+async def _start(follower: Follower) -> None:
+    await follower
 
 
 async def _events(follower: Follower, *, heartbeat: float) -> AsyncGenerator[bytes, None]:

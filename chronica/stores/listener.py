@@ -42,7 +42,7 @@ import atexit
 import contextlib
 import logging
 import os
-import select
+import selectors
 import socket
 import threading
 from typing import Any
@@ -236,8 +236,12 @@ class _Listener:
                         self._delay,
                     )
                 self._wake_all()
-                if select.select([self._poke_r], [], [], self._delay)[0]:
-                    self._poke_r.recv(4096)
+                # A selector, not select(): a process with a thousand streams open
+                # has descriptors past select()'s limit (1024).
+                with selectors.DefaultSelector() as selector:
+                    selector.register(self._poke_r, selectors.EVENT_READ)
+                    if selector.select(self._delay):
+                        self._poke_r.recv(4096)
                 self._delay = min(self._delay * 2, _LAST_RETRY)
         finally:
             self._poke_r.close()
@@ -256,23 +260,25 @@ class _Listener:
             # Whatever committed before the LISTEN took effect sent its NOTIFY to nobody.
             self._wake_all()
             pgconn = conn.pgconn
-            poke = self._poke_r.fileno()
-            while not self._stopping:
-                # While a lock is not had yet (writes that sent no NOTIFY are still
-                # open), try again soon.
-                with _lock:
-                    waiting = not set(self.subscriptions) <= self._followed
-                timeout = _RETRY_LOCK if waiting else None
-                ready = select.select([pgconn.socket, poke], [], [], timeout)[0]
-                if poke in ready:
-                    self._poke_r.recv(4096)
-                    if self._stopping:
-                        return
-                if pgconn.socket in ready:
-                    pgconn.consume_input()  # raises once the connection is lost
-                    while (notify := pgconn.notifies()) is not None:
-                        self._wake(notify.extra.decode())
-                self._follow(conn)
+            with selectors.DefaultSelector() as selector:
+                selector.register(pgconn.socket, selectors.EVENT_READ, "server")
+                selector.register(self._poke_r, selectors.EVENT_READ, "poke")
+                while not self._stopping:
+                    # While a lock is not had yet (writes that sent no NOTIFY are
+                    # still open), try again soon.
+                    with _lock:
+                        waiting = not set(self.subscriptions) <= self._followed
+                    timeout = _RETRY_LOCK if waiting else None
+                    ready = {key.data for key, _ in selector.select(timeout)}
+                    if "poke" in ready:
+                        self._poke_r.recv(4096)
+                        if self._stopping:
+                            return
+                    if "server" in ready:
+                        pgconn.consume_input()  # raises once the connection is lost
+                        while (notify := pgconn.notifies()) is not None:
+                            self._wake(notify.extra.decode())
+                    self._follow(conn)
 
     def _follow(self, conn: Any) -> None:
         """Hold the lock of each followed chronicum and of no other; wake the
