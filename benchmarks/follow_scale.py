@@ -213,22 +213,24 @@ def streams() -> list[Row]:
     rows = []
     try:
 
-        async def run() -> tuple[list[_Client], dict[str, float], int, int]:
+        async def run() -> tuple[list[_Client], dict[str, float], int, int, int]:
             clients = await _open(port, first.id, STREAMS)
             await asyncio.sleep(5)  # every stream started
-            threads, conns = 0, 0
+            peak, threads, conns = 0, 0, 0
             writer = _writer(SECONDS, 1.0)
             for _ in range(SECONDS):
                 await asyncio.sleep(1)
-                threads = max(threads, _threads(server.pid))
+                threads = _threads(server.pid)
+                peak = max(peak, threads)
                 conns = max(conns, await asyncio.to_thread(_connections))
             written = await asyncio.to_thread(_written, writer)
             await asyncio.sleep(3)  # the last write's events
             await _close(clients)
-            return clients, written, threads, conns
+            return clients, written, peak, threads, conns
 
-        clients, written, threads, conns = asyncio.run(run())
-        aborted = sum(c.aborted or len(c.got) < len(written) for c in clients)
+        clients, written, peak, threads, conns = asyncio.run(run())
+        aborted = sum(c.aborted for c in clients)
+        missed = sum(not c.aborted and len(c.got) < len(written) for c in clients)
         latencies = [
             (c.got[i] - at) * 1000 for c in clients for i, at in written.items() if i in c.got
         ]
@@ -237,12 +239,12 @@ def streams() -> list[Row]:
             Row(
                 "15 follow-scale",
                 f"{STREAMS} SSE streams, one uvicorn worker, a write/s for {SECONDS} s",
-                f"p50 {p50:.0f} ms, p99 {p99:.0f} ms; {aborted} aborted;"
-                f" {threads} threads; {conns} DB connections",
+                f"p50 {p50:.0f} ms, p99 {p99:.0f} ms; {aborted} aborted, {missed} missed"
+                f" events; threads {threads} at the end (peak {peak}); {conns} DB connections",
                 "main: 418 aborted, 1,002 threads",
                 "",
                 "0 aborted, threads << streams",
-                _met(aborted == 0 and threads < STREAMS / 10),
+                _met(aborted == 0 and missed == 0 and threads < STREAMS / 10),
             )
         )
 
@@ -255,6 +257,7 @@ def streams() -> list[Row]:
             await _close(clients)
             return (after - before - 2) / (end - start)  # less the two probes' own
 
+        print(rows[-1], file=sys.stderr, flush=True)
         rate = asyncio.run(idle())
         rows.append(
             Row(
@@ -269,7 +272,11 @@ def streams() -> list[Row]:
         )
     finally:
         server.terminate()
-        server.wait(30)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:  # uvicorn still closing a thousand streams
+            server.kill()
+            server.wait(30)
     return rows
 
 

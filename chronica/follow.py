@@ -91,16 +91,31 @@ async def _read(
     task = _reads.get(key)
     if task is None:
         task = _reads[key] = asyncio.ensure_future(read(position, PAGE))
-        task.add_done_callback(lambda done: _done(key, done))
+        task.add_done_callback(lambda done: _done(loop, key, done))
     # Shielded: a follower that goes away must not cancel the read of the others.
     return await asyncio.shield(task)
 
 
-def _done(key: tuple[Any, ...], task: asyncio.Future[Page]) -> None:
-    if _reads.get(key) is task:
-        del _reads[key]
+KEEP = 0.05
+"""Seconds a finished read still answers the followers woken with it that come late
+(a thousand followers take the event loop a while to resume). No NOTIFY came since
+(its generation would differ), so it is as good as a poll that came that much earlier."""
+
+
+def _done(
+    loop: asyncio.AbstractEventLoop, key: tuple[Any, ...], task: asyncio.Future[Page]
+) -> None:
     if not task.cancelled():
         task.exception()  # retrieved: asyncio logs none when nobody waits any more
+    if task.cancelled() or task.exception() is not None:
+        _forget(key, task)
+    else:
+        loop.call_later(KEEP, _forget, key, task)
+
+
+def _forget(key: tuple[Any, ...], task: asyncio.Future[Page]) -> None:
+    if _reads.get(key) is task:
+        del _reads[key]
 
 
 class Polling:

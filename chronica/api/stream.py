@@ -69,8 +69,23 @@ class _ErrorsAsJSON(BaseContentNegotiation):
 
 def event(actum: Actum) -> bytes:
     """One actum as one server-sent event: ``id:`` its ID, ``data:`` its JSON on one line."""
+    cached = _events_sent.get(actum.id)
+    if cached is not None and cached[0] == actum:
+        return cached[1]
     data = json.dumps(ActumSerializer(actum).data, ensure_ascii=False, separators=(",", ":"))
-    return f"id: {actum.id}\ndata: {data}\n\n".encode()
+    sent = f"id: {actum.id}\ndata: {data}\n\n".encode()
+    # The followers of a chronicum share their reads, so a thousand streams send the
+    # same actum: it is serialized once.
+    _events_sent[actum.id] = (actum, sent)
+    # (Under WSGI streams are threads: another may change the dict meanwhile.)
+    with contextlib.suppress(RuntimeError, StopIteration):
+        while len(_events_sent) > _EVENTS_KEPT:
+            _events_sent.pop(next(iter(_events_sent)), None)
+    return sent
+
+
+_EVENTS_KEPT = 256
+_events_sent: dict[str, tuple[Actum, bytes]] = {}
 
 
 STREAM: dict[str, Any] = {

@@ -303,16 +303,29 @@ class _Listener:
                 self.generations[chronicum_id] = self.generations.get(chronicum_id, 0) + 1
             else:
                 self.generations.pop(chronicum_id, None)
-        for subscription in woken:
-            subscription.wake()
+        _wake(woken)
 
     def _wake_all(self) -> None:
         with _lock:
             for chronicum_id in self.subscriptions:
                 self.generations[chronicum_id] = self.generations.get(chronicum_id, 0) + 1
             woken = [s for group in self.subscriptions.values() for s in group]
-        for subscription in woken:
-            subscription.wake()
+        _wake(woken)
+
+
+def _wake(woken: list[_Subscription]) -> None:
+    """Wake these followers: one call into each event loop, however many they are."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Event]] = {}
+    for subscription in woken:
+        by_loop.setdefault(subscription._loop, []).append(subscription._event)
+    for loop, events in by_loop.items():
+        with contextlib.suppress(RuntimeError):  # the followers' event loop has closed
+            loop.call_soon_threadsafe(_set_all, events)
+
+
+def _set_all(events: list[asyncio.Event]) -> None:
+    for event in events:
+        event.set()
 
 
 def _forget_listeners() -> None:
