@@ -65,7 +65,7 @@ async def follow(
     loop = asyncio.get_running_loop()
     try:
         while True:
-            page = await _read(loop, shared, news, read, position)
+            page = await _read(loop, shared, news, read, position, interval)
             if page is None:
                 raise ChronicumNotFound(chronicum_id)
             acta, position = page
@@ -84,6 +84,7 @@ async def _read(
     news: Subscription,
     read: Read,
     position: int,
+    interval: float,
 ) -> Page:
     if shared is None:
         return await read(position, PAGE)
@@ -91,26 +92,28 @@ async def _read(
     task = _reads.get(key)
     if task is None:
         task = _reads[key] = asyncio.ensure_future(read(position, PAGE))
-        task.add_done_callback(lambda done: _done(loop, key, done))
+        keep = min(interval / 4, KEEP)
+        task.add_done_callback(lambda done: _done(loop, key, done, keep))
     # Shielded: a follower that goes away must not cancel the read of the others.
     return await asyncio.shield(task)
 
 
-KEEP = 0.05
-"""Seconds a finished read still answers the followers woken with it that come late
-(a thousand followers take the event loop a while to resume). No NOTIFY came since
-(its generation would differ), so it is as good as a poll that came that much earlier."""
+KEEP = 0.25
+"""At most, seconds a finished read still answers the followers woken with it that come
+late (a thousand followers take a busy event loop a while to resume); and at most a
+quarter of the poll interval. No NOTIFY came since (its generation would differ), so
+it is as good as a poll that came that much earlier."""
 
 
 def _done(
-    loop: asyncio.AbstractEventLoop, key: tuple[Any, ...], task: asyncio.Future[Page]
+    loop: asyncio.AbstractEventLoop, key: tuple[Any, ...], task: asyncio.Future[Page], keep: float
 ) -> None:
     if not task.cancelled():
         task.exception()  # retrieved: asyncio logs none when nobody waits any more
     if task.cancelled() or task.exception() is not None:
         _forget(key, task)
     else:
-        loop.call_later(KEEP, _forget, key, task)
+        loop.call_later(keep, _forget, key, task)
 
 
 def _forget(key: tuple[Any, ...], task: asyncio.Future[Page]) -> None:
