@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: demo test dist venv chromium lint migrations-check test-sqlite test-postgres matrix bench clean
+.PHONY: demo test dist venv chromium pgbouncer lint migrations-check test-sqlite test-postgres matrix bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,11 +41,17 @@ chromium:
 	@echo "  installs them with apt-get if missing (CHRONICA_NO_APT=1: never; the tests then skip)."
 	@bash scripts/ensure-chromium.sh
 
+# The pooler tests (tests/stores/test_pgbouncer.py) start Debian's PgBouncer.
+pgbouncer:
+	@echo "Pooler tests: Debian's pgbouncer; scripts/ensure-pgbouncer.sh"
+	@echo "  installs it with apt-get if missing (CHRONICA_NO_APT=1: never; the tests then skip)."
+	@bash scripts/ensure-pgbouncer.sh
+
 # Deprecation warnings are errors, as in the matrix: make test is its Python 3.11 + Django 5.2 pair.
 test-sqlite: venv chromium
 	PYTHONWARNINGS=error::DeprecationWarning CHRONICA_TEST_DB=sqlite $(BIN)/python -m pytest
 
-test-postgres: venv chromium
+test-postgres: venv chromium pgbouncer
 	@if [ "$$CHRONICA_SKIP_POSTGRES" = "1" ]; then \
 		echo "SKIPPED: the PostgreSQL run (CHRONICA_SKIP_POSTGRES=1 was set on purpose)"; \
 	else \

@@ -31,6 +31,7 @@ CASES = (
     "pydantic-ai",
     "asyncio",
     "follow",
+    "follow-scale",
     "google-adk",
     "attack",
 )
@@ -170,6 +171,10 @@ def main(argv: list[str]) -> int:
         from .follow import follow
 
         rows += follow()
+    if "follow-scale" in only:
+        from .follow_scale import follow_scale
+
+        rows += follow_scale()
     if "google-adk" in only:
         from . import google_adk
 

@@ -135,6 +135,7 @@ def _serve(port: int) -> None:
             "chronica",
         ],
         ROOT_URLCONF="benchmarks.follow",
+        CHRONICA={k: v for k, v in bench.CHRONICA.items() if k != "STORE"},
         DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
         REST_FRAMEWORK={
             "DEFAULT_AUTHENTICATION_CLASSES": ["benchmarks.follow.BenchAuthentication"],

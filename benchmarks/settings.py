@@ -45,3 +45,8 @@ NOWAIT = "-c synchronous_commit=off"
 INSTALLED_APPS = ["chronica"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 CHRONICA = {"STORE": "chronica.stores.db.DjangoStore"}
+# Case 15 through PgBouncer: PG_URL is the pooler, live follow LISTENs past it.
+LISTEN_URL = os.environ.get("CHRONICA_BENCH_PG_LISTEN_URL")
+if LISTEN_URL:
+    DATABASES["listen"] = dj_database_url.parse(LISTEN_URL)
+    CHRONICA["LISTEN_DATABASE"] = "listen"

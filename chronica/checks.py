@@ -26,7 +26,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         )
     value = getattr(settings, "CHRONICA", None)
     if value is None:
-        return errors
+        return [*errors, *_check_pooled(_resolve("STORE", DEFAULTS["STORE"]), {})]
     if not isinstance(value, Mapping):
         return [*errors, Error("The CHRONICA setting must be a dict.", id="chronica.E001")]
     unknown = sorted(set(value) - set(DEFAULTS))
@@ -63,11 +63,14 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         ("FOLLOW_POLL_INTERVAL", "chronica.E008"),
         ("ASYNC_POOL_SIZE", "chronica.E009"),
         ("AUTO_CREATE", "chronica.E015"),
+        ("LISTEN_DATABASE", "chronica.E013"),
     ):
         try:
             getattr(chronica_settings, name)
         except ImproperlyConfigured as exc:
             errors.append(Error(str(exc), id=check_id))
+    if value.get("LISTEN_DATABASE") is None and store is not None:
+        errors.extend(_check_pooled(store, options if isinstance(options, Mapping) else {}))
     return errors
 
 
@@ -99,6 +102,57 @@ def check_database_timeouts(app_configs: Any = None, **kwargs: Any) -> list[Chec
                 )
             )
     return warnings
+
+
+# What a connection through a transaction pooler looks like: PgBouncer's port, the
+# port of Supabase's pooler, a host named for one, or Django's setting for one.
+POOLER_PORTS = frozenset({"6432", "6543"})
+POOLER_HOSTS = ("bouncer", "pooler", "pgcat", "odyssey", "supavisor")
+
+
+def looks_pooled(settings_dict: Mapping[str, Any]) -> str | None:
+    """Why the database of ``settings_dict`` looks reached through a pooler, or ``None``."""
+    engine = str(settings_dict.get("ENGINE", ""))
+    if "postgresql" not in engine and "postgis" not in engine:
+        return None
+    port, host = str(settings_dict.get("PORT") or ""), str(settings_dict.get("HOST") or "")
+    if port in POOLER_PORTS:
+        return f"its PORT is {port}, a pooler's"
+    if any(name in host.lower() for name in POOLER_HOSTS):
+        return f"its HOST {host!r} names a pooler"
+    if settings_dict.get("DISABLE_SERVER_SIDE_CURSORS"):
+        return "it sets DISABLE_SERVER_SIDE_CURSORS, as Django asks behind a transaction pooler"
+    return None
+
+
+def _check_pooled(store: Callable[..., Any], options: Mapping[Any, Any]) -> list[CheckMessage]:
+    """W003: live follow would LISTEN through what looks like a pooler."""
+    from django.db import DEFAULT_DB_ALIAS, router
+
+    from . import models
+    from .stores.db import DjangoStore
+
+    if not (isinstance(store, type) and issubclass(store, DjangoStore)):
+        return []
+    using = options.get("using")
+    alias = (
+        using
+        if isinstance(using, str)
+        else router.db_for_write(models.Chronicum) or DEFAULT_DB_ALIAS
+    )
+    why = looks_pooled(settings.DATABASES.get(alias, {}))
+    if why is None:
+        return []
+    return [
+        Warning(
+            f"Live follow LISTENs on the database {alias!r}, which looks reached through a"
+            f" connection pooler ({why}). In transaction mode a pooler drops LISTEN and the"
+            " follow locks, and followers silently fall back to polling.",
+            hint="Add an alias of DATABASES that reaches PostgreSQL directly and set"
+            " CHRONICA['LISTEN_DATABASE'] to it (docs/live-follow.md).",
+            id="chronica.W003",
+        )
+    ]
 
 
 def _check_store_options(store: Callable[..., Any], options: Mapping[Any, Any]) -> list[Error]:

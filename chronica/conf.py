@@ -22,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
     "FOLLOW_POLL_INTERVAL": 1.0,
     "ASYNC_POOL_SIZE": 10,
     "AUTO_CREATE": True,
+    "LISTEN_DATABASE": None,
 }
 
 
@@ -135,6 +136,28 @@ class ChronicaSettings:
         if not isinstance(value, bool):
             raise ImproperlyConfigured(
                 f"CHRONICA['AUTO_CREATE'] must be True or False, not {value!r}"
+            )
+        return value
+
+    @property
+    def LISTEN_DATABASE(self) -> str | None:
+        """The alias of ``DATABASES`` the LISTEN connection of live follow goes to, past
+        any pooler; ``None``: the store's own database."""
+        from django.conf import settings
+
+        value = self._get("LISTEN_DATABASE")
+        if value is None:
+            return None
+        if not isinstance(value, str) or value not in settings.DATABASES:
+            raise ImproperlyConfigured(
+                "CHRONICA['LISTEN_DATABASE'] must be None or an alias of DATABASES"
+                f" ({', '.join(settings.DATABASES)}), not {value!r}"
+            )
+        engine = str(settings.DATABASES[value].get("ENGINE", ""))
+        if "postgresql" not in engine and "postgis" not in engine:
+            raise ImproperlyConfigured(
+                f"CHRONICA['LISTEN_DATABASE'] = {value!r} must be a PostgreSQL database,"
+                f" not {engine or 'one without an ENGINE'}"
             )
         return value
 

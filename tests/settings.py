@@ -27,6 +27,12 @@ if TEST_DB == "postgres":
             "TEST": {"NAME": os.environ.get("CHRONICA_TEST_PG_DBNAME", "test_chronica")},
         }
     }
+    # The pooler run (tests/stores/test_pgbouncer.py): PG_URL reaches PostgreSQL through
+    # PgBouncer in transaction mode, and live follow LISTENs past it, as deployed.
+    LISTEN_URL = os.environ.get("CHRONICA_TEST_PG_LISTEN_URL")
+    if LISTEN_URL:
+        DATABASES["listen"] = {**dj_database_url.parse(LISTEN_URL), "TEST": {"MIRROR": "default"}}
+        CHRONICA = {"LISTEN_DATABASE": "listen"}
 elif TEST_DB == "sqlite":
     sqlite_file = os.environ.get(
         "CHRONICA_TEST_SQLITE", str(BASE_DIR / ".test-db" / "chronica-test.sqlite3")

@@ -9,7 +9,10 @@ point) is answered before a byte of the stream, by starting the follower in the
 view, with the same answers as the other routes.
 
 Under ASGI (uvicorn, daphne) the stream is a coroutine on the server's event
-loop, woken by ``services.afollow``, and ends when the client goes away. Under
+loop, woken by ``services.afollow``, and ends when the client goes away. It holds no
+thread: Django runs this sync view, and its middleware, in a thread of the request's
+own (asgiref's thread-sensitive context), which would otherwise wait idle for as long
+as the stream lasts; the stream lets it go as it starts. Under
 WSGI it still works, but holds a worker thread for as long as the client stays
 (and notices a client that left only at the next heartbeat): serve it with ASGI.
 """
@@ -18,10 +21,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 from collections.abc import AsyncGenerator, Iterable, Iterator
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.core.handlers.asgi import ASGIRequest
 from django.db import connections
 from django.http import StreamingHttpResponse
@@ -64,8 +69,23 @@ class _ErrorsAsJSON(BaseContentNegotiation):
 
 def event(actum: Actum) -> bytes:
     """One actum as one server-sent event: ``id:`` its ID, ``data:`` its JSON on one line."""
+    cached = _events_sent.get(actum.id)
+    if cached is not None and cached[0] == actum:
+        return cached[1]
     data = json.dumps(ActumSerializer(actum).data, ensure_ascii=False, separators=(",", ":"))
-    return f"id: {actum.id}\ndata: {data}\n\n".encode()
+    sent = f"id: {actum.id}\ndata: {data}\n\n".encode()
+    # The followers of a chronicum share their reads, so a thousand streams send the
+    # same actum: it is serialized once.
+    _events_sent[actum.id] = (actum, sent)
+    # (Under WSGI streams are threads: another may change the dict meanwhile.)
+    with contextlib.suppress(RuntimeError, StopIteration):
+        while len(_events_sent) > _EVENTS_KEPT:
+            _events_sent.pop(next(iter(_events_sent)), None)
+    return sent
+
+
+_EVENTS_KEPT = 256
+_events_sent: dict[str, tuple[Actum, bytes]] = {}
 
 
 STREAM: dict[str, Any] = {
@@ -117,9 +137,17 @@ class ActaStreamMixin:
         """New acta as server-sent events."""
         owner, follow = owner_id(request), arguments(request, FOLLOW_PARAMETERS)
         follow["after"] = request.headers.get(LAST_EVENT_ID) or follow.get("after") or None
+        asgi = isinstance(getattr(request, "_request", request), ASGIRequest)
         with chronica_errors():
             # Every check answered now, while an error can still be a 404 or a 400.
-            follower = services.afollow(owner, chronicum_id, **follow).start()
+            follower = services.afollow(owner, chronicum_id, **follow)
+            if asgi:
+                # On the server's event loop, through its bounded asyncio pool: a
+                # thousand streams opening at once must not open a thousand
+                # connections from the request threads.
+                async_to_sync(_start)(follower)
+            else:
+                follower.start()
         # The stream outlives these checks by minutes or hours: the connection they
         # used goes back now rather than sit idle for the stream's life (the follower
         # reads through its own).
@@ -127,7 +155,6 @@ class ActaStreamMixin:
             if not used.in_atomic_block:
                 used.close()
         events = _events(follower, heartbeat=self.stream_heartbeat)
-        asgi = isinstance(getattr(request, "_request", request), ASGIRequest)
         response = StreamingHttpResponse(
             events if asgi else _blocking(events), content_type="text/event-stream"
         )
@@ -136,15 +163,21 @@ class ActaStreamMixin:
         return response
 
 
+async def _start(follower: Follower) -> None:
+    await follower
+
+
 async def _events(follower: Follower, *, heartbeat: float) -> AsyncGenerator[bytes, None]:
     # The next actum is awaited in a task of its own, so that a heartbeat can go out
     # while it waits without cancelling the follower.
     pending: asyncio.Future[Actum] | None = None
     try:
+        context = _without_request_thread()
         yield b": chronica stream\n\n"
         while True:
             if pending is None:
-                pending = asyncio.ensure_future(anext(follower))
+                loop = asyncio.get_running_loop()
+                pending = loop.create_task(anext(follower), context=context)
             done, _ = await asyncio.wait({pending}, timeout=heartbeat)
             if not done:
                 yield b": heartbeat\n\n"
@@ -161,6 +194,25 @@ async def _events(follower: Follower, *, heartbeat: float) -> AsyncGenerator[byt
             with contextlib.suppress(BaseException):
                 await pending
         await follower.aclose()
+
+
+def _without_request_thread() -> contextvars.Context:
+    """End the thread Django's ASGI handler gave this request for its sync parts (the
+    view, the middleware), done once the stream starts; and the context the follower
+    runs in, outside the request's: its sync calls, if any (a store without an asyncio
+    path), go to asgiref's one shared thread, not to a new thread of this request.
+    Django's handler closes the response in the request's context at the end, on a
+    thread made then and ended with the request."""
+    from asgiref.sync import SyncToAsync
+
+    request = SyncToAsync.thread_sensitive_context.get(None)
+    if request is not None:
+        executor = SyncToAsync.context_to_thread_executor.pop(request, None)
+        if executor is not None:
+            executor.shutdown(wait=False)
+    context = contextvars.copy_context()
+    context.run(SyncToAsync.thread_sensitive_context.set, None)  # type: ignore[arg-type]
+    return context
 
 
 def _blocking(events: AsyncGenerator[bytes, None]) -> Iterator[bytes]:

@@ -94,6 +94,8 @@ class Following(ChronicariusBase):
                 position,
                 news or Polling(),
                 self.poll_interval,
+                # Followers of the same store, owner, chronicum and filters share reads.
+                shared=(id(store), owner_id, chronicum_id, query),
             )
 
         return Follower(start, astart, read_from)

@@ -24,7 +24,7 @@ from django.test import Client, override_settings
 from chronica import Actum, services
 from chronica.api import stream as stream_module
 from chronica.api.serializers import ActumSerializer
-from chronica.follow import listener_threads
+from chronica.stores.listener import listener_threads
 
 from .. import scenario
 from ..follow_urls import StreamingChronicumViewSet
@@ -290,3 +290,25 @@ def test_under_wsgi_the_stream_works_and_holds_a_thread(ardian):
         assert data == wire([reply])[0]
     finally:
         response.close()
+
+
+def test_under_asgi_open_streams_hold_no_thread_each(server, ardian):
+    # Django runs the sync view in a thread of the request's own; a stream that kept
+    # it would cost a thread for as long as it stays open.
+    services.record_actum(owner(ardian), scenario.acta()[0])
+    first = opened(server, **basic("ardian"))
+    streams = [first]
+    try:
+        time.sleep(0.3)
+        before = threading.active_count()
+        streams += [opened(server, **basic("ardian")) for _ in range(20)]
+        time.sleep(0.5)
+        grown = threading.active_count() - before
+        assert grown < 5, f"{grown} threads more for 20 more streams"
+        # And every stream still gets what is written.
+        written = services.record_actum(owner(ardian), scenario.acta()[1])
+        for stream in streams:
+            assert stream.acta(1) == wire([written])
+    finally:
+        for stream in streams:
+            stream.close()

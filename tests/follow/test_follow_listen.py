@@ -7,6 +7,7 @@ can deliver an actum to them within the test's deadline.
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -16,11 +17,10 @@ from asgiref.sync import sync_to_async
 from django.db import connection, connections, transaction
 
 from chronica import Actum, services
-from chronica.follow import listener_threads
 from chronica.services import Chronicarius
 from chronica.stores.db import DjangoStore
 from chronica.stores.db.dialects import dialect_of
-from chronica.stores.pg_listen import NOTIFY_CHANNEL, PG_FOLLOW
+from chronica.stores.listener import NOTIFY_CHANNEL, PG_FOLLOW, listener_threads
 
 from .. import scenario
 from ..database import backend_pids, server_connection
@@ -231,3 +231,30 @@ def test_a_follower_reads_from_its_position_by_index_however_long_the_chronicum(
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Index Scan using acta_chronicum_seq on acta" in plan, plan
     assert "Index Cond: ((ROW((chronicum_id)::text, seq) > ROW(" in plan, plan
+
+
+async def test_the_listener_works_in_a_process_with_over_1024_descriptors(woken_only):
+    # An ASGI worker with a thousand streams open: the LISTEN connection's socket
+    # gets a descriptor past select()'s limit.
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1400:
+        pytest.skip(f"the soft limit of open files is {soft}: cannot open 1,100 sockets")
+    from chronica.stores.listener import stop_listeners
+
+    stop_listeners()
+    held = [socket.socketpair() for _ in range(550)]
+    try:
+        first = await woken_only.arecord_actum(OWNER, scenario.acta()[0])
+        follower = asyncio.ensure_future(next_actum(woken_only, first.id))
+        await until(lambda: len(listeners()) == 1, "the listener")
+        await asyncio.sleep(0.3)  # its lock taken
+        second = await woken_only.arecord_actum(OWNER, scenario.acta()[1])
+        # Polling once an hour: only the NOTIFY can bring it.
+        assert await follower == second
+        assert all(t.is_alive() for t in listener_threads())
+    finally:
+        for a, b in held:
+            a.close()
+            b.close()

@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 
 from chronica import ChronicumNotFound, models, services
-from chronica.stores import db, pg_listen
+from chronica.stores import db, listener
 from chronica.stores.db import functions_0004, postgresql
 from chronica.values import ActaQuery
 
@@ -23,7 +23,7 @@ functions = importlib.import_module("chronica.migrations.0004_postgresql_functio
 
 
 def test_the_migration_names_what_the_store_names():
-    assert functions_0004.FOLLOWED == pg_listen.FOLLOWED
+    assert functions_0004.FOLLOWED == listener.FOLLOWED
     assert models.Actum._meta.db_table == functions_0004.ACTA
     assert models.Chronicum._meta.db_table == functions_0004.CHRONICA
     assert (functions.RECORD_ACTUM, functions.RECORD_ACTA, functions.OWNS, functions.DROP) == (

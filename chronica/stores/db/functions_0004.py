@@ -9,7 +9,7 @@ What each function does, and why it exists, is in the migration's docstring.
 
 __all__ = ["DROP", "OWNS", "RECORD_ACTA", "RECORD_ACTUM"]
 
-FOLLOWED = 0x63726F6E  # chronica.stores.pg_listen.FOLLOWED: the advisory lock a follower holds
+FOLLOWED = 0x63726F6E  # chronica.stores.listener.FOLLOWED: the advisory lock a follower holds
 ACTA = "acta"  # the tables' names (db_table in 0001_initial)
 CHRONICA = "chronica"
 

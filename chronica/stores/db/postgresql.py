@@ -1,5 +1,5 @@
 """PostgreSQL's dialect: a write, a batch included, is one statement; reads hand times
-over as integers; followers are woken by NOTIFY (``chronica.stores.pg_listen``).
+over as integers; followers are woken by NOTIFY (``chronica.stores.listener``).
 
 The chronicum row is locked first (UPDATE or FOR UPDATE); the acta are inserted after
 it, so their seq is drawn only once the lock is held. A batch travels as one JSON
@@ -27,7 +27,7 @@ from typing import Any
 
 from ...interfaces import Subscription
 from ...values import Actum
-from ..pg_listen import NOTIFY_CHANNEL, PG_NOTIFY, notify_if_followed
+from ..listener import NOTIFY_CHANNEL, PG_NOTIFY, notify_if_followed
 from .base import BaseDialect, Database, Plan, Statement, Template
 from .rows import actum_params, batch_json, member_keys
 
@@ -193,7 +193,7 @@ class PostgreSQLDialect(BaseDialect):
         cursor.execute(PG_NOTIFY, [NOTIFY_CHANNEL, chronicum_id])
 
     def subscribe(self, alias: str, chronicum_id: str) -> Subscription | None:
-        from ...follow import listen
+        from ..listener import listen
 
         return listen(alias, chronicum_id)
 
