@@ -28,24 +28,16 @@ from chronica.errors import ChronicumNotFound
 # A whole batch is a transaction of ours: on SQLite it can be tried again when the
 # database stayed locked past the busy timeout, as the store's own writes are.
 from chronica.stores.db import DjangoStore, retry_when_locked
+from chronica.stores.db.base import BaseDialect
+from chronica.stores.db.dialects import dialect_of
 
 DEFAULT_BATCH_SIZE = 1000
 MAX_BATCH_SIZE = 5000
 PAGE = 500
 """Chronica are listed this many at a time."""
 
-ACTA = models.Actum._meta.db_table
 
-# The range on chronicum_id keeps PostgreSQL on the (chronicum_id, seq) index.
-_OLDEST = (
-    f"DELETE FROM {ACTA} WHERE seq IN (SELECT seq FROM {ACTA}"
-    " WHERE chronicum_id >= %s AND chronicum_id <= %s ORDER BY chronicum_id, seq LIMIT %s)"
-)
-_COUNT_UP_TO = (
-    f"SELECT COUNT(*) FROM (SELECT 1 FROM {ACTA}"
-    " WHERE chronicum_id >= %s AND chronicum_id <= %s LIMIT %s) AS up_to"
-)
-_COUNT = f"SELECT COUNT(*) FROM {ACTA} WHERE chronicum_id >= %s AND chronicum_id <= %s"
+ACTA = models.Actum._meta.db_table
 
 
 def _bounded(low: int, high: int) -> Any:
@@ -109,9 +101,12 @@ class Purge:
 
         return inactive.count(), pages()
 
+    def _dialect(self) -> BaseDialect:
+        return dialect_of(connections[self.alias])
+
     def count_acta(self, chronicum_id: str) -> int:
         with connections[self.alias].cursor() as cursor:
-            cursor.execute(_COUNT, [chronicum_id, chronicum_id])
+            cursor.execute(self._dialect().count_acta, [chronicum_id])
             return int(cursor.fetchone()[0])
 
     def purge(self, candidate: Candidate) -> Outcome:
@@ -134,7 +129,9 @@ class Purge:
             if state is not None:
                 return state, 0
             with connections[self.alias].cursor() as cursor:
-                cursor.execute(_COUNT_UP_TO, [candidate.id, candidate.id, self.batch_size + 1])
+                cursor.execute(
+                    self._dialect().count_acta_up_to, [candidate.id, self.batch_size + 1]
+                )
                 left = int(cursor.fetchone()[0])
                 if left > self.batch_size:
                     return None, self.delete_oldest(cursor, candidate.id)
@@ -146,7 +143,7 @@ class Purge:
 
     def delete_oldest(self, cursor: Any, chronicum_id: str) -> int:
         """Delete the oldest ``batch_size`` acta of the chronicum (its lock is held)."""
-        cursor.execute(_OLDEST, [chronicum_id, chronicum_id, self.batch_size])
+        cursor.execute(self._dialect().delete_oldest, [chronicum_id, chronicum_id, self.batch_size])
         return int(cursor.rowcount)
 
     def _lock_if_inactive(self, candidate: Candidate) -> str | None:
