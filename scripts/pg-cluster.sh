@@ -104,10 +104,20 @@ EOF
     cat "$dir/env"
 }
 
+# The postmaster of DIR/NODE, only if it is alive and runs on that directory (a
+# killed one leaves its postmaster.pid, and process IDs are reused).
+postmaster_of() {
+    local data=$1 pid
+    [ -f "$data/postmaster.pid" ] || return 1
+    pid=$(head -1 "$data/postmaster.pid")
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-D $data" || return 1
+    echo "$pid"
+}
+
 stop() {
     local dir=$1 node
     for node in primary replica; do
-        if [ -f "$dir/$node/postmaster.pid" ]; then
+        if postmaster_of "$dir/$node" >/dev/null; then
             as_owner "$BIN/pg_ctl" -D "$dir/$node" -m immediate -w -t 30 stop >/dev/null 2>&1 || true
         fi
     done
@@ -117,7 +127,7 @@ stop() {
 kill_primary() {
     # The postmaster and every process it started (backends, WAL sender), at once.
     local dir=$1 postmaster
-    postmaster=$(head -1 "$dir/primary/postmaster.pid")
+    postmaster=$(postmaster_of "$dir/primary") || { echo "pg-cluster: no primary running" >&2; exit 1; }
     # shellcheck disable=SC2046
     kill -9 "$postmaster" $(ps -o pid= --ppid "$postmaster") 2>/dev/null || true
 }
