@@ -110,7 +110,8 @@ postmaster_of() {
     local data=$1 pid
     [ -f "$data/postmaster.pid" ] || return 1
     pid=$(head -1 "$data/postmaster.pid")
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "-D $data" || return 1
+    [ -r "/proc/$pid/cmdline" ] || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" | grep -qF -- "-D $data" || return 1
     echo "$pid"
 }
 
