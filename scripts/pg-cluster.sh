@@ -142,7 +142,8 @@ try() {
     local dir
     dir=$(mktemp -d /tmp/chronica-cluster.XXXXXX)
     chmod 755 "$dir"
-    trap 'stop "$dir"' EXIT
+    # shellcheck disable=SC2064  # the directory now: $dir is gone when the trap runs
+    trap "stop '$dir'" EXIT
     start "$dir" "$@" >/dev/null
     # shellcheck disable=SC1091
     . "$dir/env"
