@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: demo test dist venv chromium pgbouncer lint migrations-check test-sqlite test-postgres matrix bench clean
+.PHONY: demo test dist venv chromium pgbouncer lint migrations-check test-sqlite test-postgres matrix bench cluster clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,12 @@ test-postgres: venv chromium pgbouncer
 # Python 3.13 + Django 6.1 (under pyenv); make test is Python 3.11 + Django 5.2.
 matrix: venv
 	$(BIN)/nox
+
+# A PostgreSQL primary and a streaming replica of our own (free ports, a temporary
+# directory; Enter stops both). The PostgreSQL run of make test starts its own
+# (tests/stores/test_clusters.py), skipped with the reason where the binaries are missing.
+cluster:
+	bash scripts/pg-cluster.sh try
 
 bench: venv
 	$(BIN)/python -m pip install --quiet --group bench

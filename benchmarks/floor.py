@@ -57,6 +57,15 @@ SELECT w.id, w.kind, w.actor_kind, w.actor, w.content, w.at, w.call_id, w.data F
 ) w ORDER BY w.seq
 """
 
+# The other hand-written form (issue 23): two statements, each prepared by psycopg
+# after five runs: the owner's row, then the newest acta of the kinds.
+_OWNER = "SELECT 1 FROM chronica WHERE id = %s AND owner_id = %s"
+_NEWEST = """
+SELECT id, kind, actor_kind, actor, content, at, call_id, data FROM acta
+WHERE chronicum_id = %s AND kind = ANY(%s)
+ORDER BY seq DESC LIMIT %s
+"""
+
 
 def tokens(content: str) -> int:
     """What a hand-written app would store as a token count: chronica's default formula,
@@ -123,3 +132,15 @@ class Floor:
         """The last ``last_n`` acta of ``kinds``, oldest first, owner checked, in one query."""
         with self.conn.cursor() as cursor:
             return cursor.execute(_WINDOW, [chronicum_id, owner_id, list(kinds), last_n]).fetchall()
+
+    def window_two(
+        self, owner_id: str, chronicum_id: str, kinds: Sequence[str], last_n: int
+    ) -> list[tuple[Any, ...]]:
+        """The same window in two prepared statements: the owner's row, then the newest
+        acta (turned oldest first in Python)."""
+        with self.conn.cursor() as cursor:
+            if cursor.execute(_OWNER, [chronicum_id, owner_id]).fetchone() is None:
+                raise LookupError(chronicum_id)
+            rows = cursor.execute(_NEWEST, [chronicum_id, list(kinds), last_n]).fetchall()
+        rows.reverse()
+        return rows

@@ -71,6 +71,38 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
             errors.append(Error(str(exc), id=check_id))
     if value.get("LISTEN_DATABASE") is None and store is not None:
         errors.extend(_check_pooled(store, options if isinstance(options, Mapping) else {}))
+    errors.extend(_check_read_databases())
+    return errors
+
+
+def _check_read_databases() -> list[Error]:
+    """E016: READ_DATABASES is not a list of aliases; E014: an alias that DATABASES
+    lacks, or one that is not PostgreSQL (read-your-writes asks the replica how far
+    it has replayed the primary's WAL)."""
+    try:
+        aliases = chronica_settings.READ_DATABASES
+    except ImproperlyConfigured as exc:
+        return [Error(str(exc), id="chronica.E016")]
+    errors: list[Error] = []
+    for alias in aliases:
+        database = settings.DATABASES.get(alias)
+        if database is None:
+            errors.append(
+                Error(
+                    f"CHRONICA['READ_DATABASES'] names {alias!r}, which is not in DATABASES.",
+                    hint=f"DATABASES has {', '.join(map(repr, settings.DATABASES))}.",
+                    id="chronica.E014",
+                )
+            )
+        elif "postgresql" not in str(database.get("ENGINE", "")):
+            errors.append(
+                Error(
+                    f"CHRONICA['READ_DATABASES'] names {alias!r}, whose ENGINE"
+                    f" {database.get('ENGINE')!r} is not PostgreSQL: chronica reads only"
+                    " from PostgreSQL streaming replicas.",
+                    id="chronica.E014",
+                )
+            )
     return errors
 
 

@@ -23,6 +23,7 @@ DEFAULTS: dict[str, Any] = {
     "ASYNC_POOL_SIZE": 10,
     "AUTO_CREATE": True,
     "LISTEN_DATABASE": None,
+    "READ_DATABASES": (),
 }
 
 
@@ -160,6 +161,21 @@ class ChronicaSettings:
                 f" not {engine or 'one without an ENGINE'}"
             )
         return value
+
+    @property
+    def READ_DATABASES(self) -> tuple[str, ...]:
+        """Aliases of DATABASES (PostgreSQL streaming replicas of the database chronica
+        writes to) that windows, listings and get_chronicum may read from."""
+        value = self._get("READ_DATABASES")
+        if isinstance(value, str) or not isinstance(value, list | tuple):
+            raise ImproperlyConfigured(
+                f"CHRONICA['READ_DATABASES'] must be a list of database aliases, not {value!r}"
+            )
+        if not all(isinstance(alias, str) and alias for alias in value):
+            raise ImproperlyConfigured(
+                f"CHRONICA['READ_DATABASES'] must hold database aliases (str), not {value!r}"
+            )
+        return tuple(value)
 
     def token_counter(self) -> Callable[[Any], int]:
         """``CHRONICA['TOKEN_COUNTER']``: ``(Actum) -> int``, taken when an actum is recorded."""

@@ -33,6 +33,10 @@ if TEST_DB == "postgres":
     if LISTEN_URL:
         DATABASES["listen"] = {**dj_database_url.parse(LISTEN_URL), "TEST": {"MIRROR": "default"}}
         CHRONICA = {"LISTEN_DATABASE": "listen"}
+    # A second connection to the same database, as a read replica would be one
+    # (tests/core/test_read_databases.py); nothing reads from it unless
+    # CHRONICA["READ_DATABASES"] names it.
+    DATABASES["replica"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}
 elif TEST_DB == "sqlite":
     sqlite_file = os.environ.get(
         "CHRONICA_TEST_SQLITE", str(BASE_DIR / ".test-db" / "chronica-test.sqlite3")

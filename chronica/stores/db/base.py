@@ -239,6 +239,17 @@ class BaseDialect:
 
     # -- statements --------------------------------------------------------------
 
+    chronicum_is = "chronicum_id = %s"
+    """How every statement that reads or writes acta names its chronicum: by equality
+    on ``chronicum_id`` (parameter: the ID), so that a table partitioned or distributed
+    by ``chronicum_id`` sends it to one partition or shard (docs/deploying-replicas.md).
+    PostgreSQL's is ``= ANY(ARRAY[...])``: still an equality that prunes partitions, but
+    one that leaves ``ORDER BY chronicum_id DESC, seq DESC`` an order only the
+    (chronicum_id, seq) index serves; after a plain ``=`` the planner drops
+    chronicum_id from the order, and may then walk the primary key backwards and
+    filter, reading every newer actum of every other chronicum (BENCHMARKS.md, "Plans
+    on the big sessions"), as the statistics decide."""
+
     create = Template(
         "INSERT INTO {chronica} (id, owner_id, started_at, last_activity_at)"
         " VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
@@ -254,7 +265,7 @@ class BaseDialect:
         "SELECT {columns} FROM {acta} WHERE chronicum_id = %s"
         " AND (idempotency_key = %s OR substr(idempotency_key, 1, %s) = %s) ORDER BY seq"
     )
-    by_seq = Template("SELECT {columns} FROM {acta} WHERE seq = %s")
+    by_seq = Template("SELECT {columns} FROM {acta} WHERE {chronicum_is} AND seq = %s")
     touch = Template("UPDATE {chronica} SET last_activity_at = last_activity_at WHERE id = %s")
     touch_owned = Template("{touch} AND owner_id = %s")
     # A write first, so that SQLite takes its write lock before it reads.
@@ -265,15 +276,14 @@ class BaseDialect:
     bump = Template("UPDATE {chronica} SET last_activity_at = %s WHERE id = %s")
     delete_acta = Template("DELETE FROM {acta} WHERE chronicum_id = %s")
     delete_chronicum = Template("DELETE FROM {chronica} WHERE id = %s")
-    delete_actum = Template("DELETE FROM {acta} WHERE seq = %s")
+    delete_actum = Template("DELETE FROM {acta} WHERE {chronicum_is} AND seq = %s")
     # The first condition lets the index seek to the page's start; the second settles ties.
     list_first = Template(_LIST, page="")
     list_after = Template(
         _LIST, page=" AND last_activity_at <= %s AND (last_activity_at < %s OR id > %s)"
     )
     newest_seq = Template(
-        "SELECT seq FROM {acta} WHERE chronicum_id >= %s AND chronicum_id <= %s"
-        " ORDER BY chronicum_id DESC, seq DESC LIMIT 1"
+        "SELECT seq FROM {acta} WHERE {chronicum_is} ORDER BY chronicum_id DESC, seq DESC LIMIT 1"
     )
     position_now = Template("SELECT {owned}, ({newest_seq})")
     before_actum = Template(
@@ -281,6 +291,16 @@ class BaseDialect:
     )
     position_of = Template(
         "SELECT {owned}, (SELECT MAX(seq) FROM {acta} WHERE chronicum_id = %s AND id = %s)"
+    )
+
+    # chronica_purge: a chronicum's acta counted (up to a limit), the oldest deleted.
+    count_acta = Template("SELECT COUNT(*) FROM {acta} WHERE {chronicum_is}")
+    count_acta_up_to = Template(
+        "SELECT COUNT(*) FROM (SELECT 1 FROM {acta} WHERE {chronicum_is} LIMIT %s) AS up_to"
+    )
+    delete_oldest = Template(
+        "DELETE FROM {acta} WHERE {chronicum_is} AND seq IN (SELECT seq FROM {acta}"
+        " WHERE {chronicum_is} ORDER BY chronicum_id, seq LIMIT %s)"
     )
 
     # -- the context window ------------------------------------------------------
@@ -295,17 +315,19 @@ class BaseDialect:
     budget_window = Template(
         """
 WITH RECURSIVE w(seq, running, n) AS (
-    SELECT a.seq, {count}, 1 FROM {acta} a WHERE a.seq = (
+    SELECT a.seq, {count}, 1 FROM {acta} a WHERE a.{chronicum_is} AND a.seq = (
         SELECT seq FROM {acta} WHERE {where}
         ORDER BY chronicum_id DESC, seq DESC LIMIT 1)
     UNION ALL
-    SELECT a.seq, w.running + {count}, w.n + 1 FROM w JOIN {acta} a ON a.seq = (
+    SELECT a.seq, w.running + {count}, w.n + 1
+    FROM w JOIN {acta} a ON a.{chronicum_is} AND a.seq = (
         SELECT seq FROM {acta} WHERE {step} AND seq < w.seq
         ORDER BY chronicum_id DESC, seq DESC LIMIT 1)
     WHERE w.running <= %s{limit}
 )
 SELECT {a.columns}
-FROM w JOIN {acta} a ON a.seq = w.seq WHERE w.running <= %s ORDER BY w.seq DESC
+FROM w JOIN {acta} a ON a.{chronicum_is} AND a.seq = w.seq
+WHERE w.running <= %s ORDER BY w.seq DESC
 """,
         later=("where", "step", "limit"),
         count="COALESCE(a.tokens, {a.estimate})",
@@ -326,14 +348,11 @@ FROM w JOIN {acta} a ON a.seq = w.seq WHERE w.running <= %s ORDER BY w.seq DESC
     ) -> Where:
         """What every window statement asks of an actum: this chronicum, the filters,
         ``before``, and (given ``owner_id`` and ``with_owner``) the owner's check."""
-        # A range and a two-column ORDER BY, not "chronicum_id = %s ORDER BY seq": with
-        # the equality PostgreSQL may walk the primary key backwards and filter, reading
-        # every newer actum of every other chronicum (BENCHMARKS.md, "Plans on the big
-        # sessions"). Only the (chronicum_id, seq) index can serve this order; a test
-        # EXPLAINs it.
+        # chronicum_is and a two-column ORDER BY (see chronicum_is): only the
+        # (chronicum_id, seq) index can serve this order; a test EXPLAINs it.
         conditions, params = filters(query)
-        where = ["chronicum_id >= %s AND chronicum_id <= %s", *conditions]
-        params = [chronicum_id, chronicum_id, *params]
+        where = [self.chronicum_is, *conditions]
+        params = [chronicum_id, *params]
         if query.before is not None:
             where.append(self.before_actum)
             params += [chronicum_id, query.before]
@@ -369,26 +388,26 @@ FROM w JOIN {acta} a ON a.seq = w.seq WHERE w.running <= %s ORDER BY w.seq DESC
         sql = self.budget_window.format(
             where=where.sql, step=step.sql, limit=" AND w.n < %s" if limit else ""
         )
-        params = [*where.params, *step.params, query.max_tokens]
+        params = [chronicum_id, *where.params, chronicum_id, *step.params, query.max_tokens]
         if limit:
             params.append(limit)
-        params.append(query.max_tokens)
+        params += [chronicum_id, query.max_tokens]
         if query.max_bytes is not None:
             return self.within_bytes(sql, self.columns("a."), "a."), [*params, query.max_bytes]
         return sql, params
 
     # -- following ---------------------------------------------------------------
 
-    # The row comparison is where the (chronicum_id, seq) index scan starts, however
-    # long the chronicum; the horizon (the newest seq) is read in the same statement,
-    # so with the same snapshot as the page.
+    # The chronicum and "seq > position" are where the (chronicum_id, seq) index scan
+    # starts, however long the chronicum; the horizon (the newest seq) is read in the
+    # same statement, so with the same snapshot as the page.
     after = Template(
         """
 SELECT o.owned, o.top, {p.columns}, p.seq
 FROM (SELECT {owned} AS owned, ({newest_seq}) AS top) o
 LEFT JOIN (
     SELECT seq, id, kind, actor_kind, actor, content, at, call_id, data FROM {acta}
-    WHERE (chronicum_id, seq) > (%s, %s) AND chronicum_id <= %s{filters}
+    WHERE {chronicum_is} AND seq > %s{filters}
       AND EXISTS {owned}
     ORDER BY chronicum_id, seq LIMIT %s
 ) p ON 1 = 1
@@ -403,8 +422,8 @@ ORDER BY p.seq
         """The acta after seq ``position`` that pass the filters, at most ``limit``, with
         the owner's check and the newest seq, in one statement (``plans.after_plan``)."""
         conditions, filter_params = filters(query)
-        params: list[Any] = [chronicum_id, owner_id, chronicum_id, chronicum_id]
-        params += [chronicum_id, position, chronicum_id, *filter_params]
+        params: list[Any] = [chronicum_id, owner_id, chronicum_id]
+        params += [chronicum_id, position, *filter_params]
         params += [chronicum_id, owner_id, limit]
         sql = self.after.format(filters="".join(f" AND {c}" for c in conditions))
         return sql, params

@@ -155,7 +155,7 @@ def position_plan(
 ) -> Plan[int | None]:
     owned = [chronicum_id, owner_id]
     if after is None:
-        rows = yield dialect.position_now, [*owned, chronicum_id, chronicum_id]
+        rows = yield dialect.position_now, [*owned, chronicum_id]
     else:
         rows = yield dialect.position_of, [*owned, chronicum_id, after]
     found, seq = rows[0]

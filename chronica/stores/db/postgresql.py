@@ -71,7 +71,7 @@ WITH c AS (
     ORDER BY v.n
 ), upd AS (
     UPDATE {chronica} SET last_activity_at = first.at FROM first
-    WHERE {chronica}.id = first.chronicum_id
+    WHERE {chronica}.id = %s AND {chronica}.id = first.chronicum_id
 )
 SELECT (SELECT {written} FROM first), EXISTS (SELECT 1 FROM c),
        (SELECT {notify} FROM first)
@@ -110,6 +110,7 @@ class PostgreSQLDialect(BaseDialect):
         return f"COALESCE(octet_length({column}::text), 0)"
 
     lock = Template("{exists_owned} FOR UPDATE")
+    chronicum_is = "chronicum_id = ANY(ARRAY[%s])"
 
     # -- migration 0004's functions (chronica.stores.db.functions_0004) ----------
 
@@ -181,6 +182,7 @@ class PostgreSQLDialect(BaseDialect):
             *actum_params(acta[0], tokens[0]),
             key,
             batch_json(acta[1:], member_keys(key, len(acta))[1:], tokens[1:]),
+            chronicum_id,  # the UPDATE names it too: a partition, not a join, finds it
         ]
 
     # -- behaviour ---------------------------------------------------------------

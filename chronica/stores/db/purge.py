@@ -15,7 +15,7 @@ from django.db import connections, transaction
 from django.db.models import F, Q
 
 from ... import models
-from .dialects import retry_when_locked
+from .dialects import dialect_of, retry_when_locked
 
 __all__ = ["ACTA", "PAGE", "Candidate", "PurgeQueries"]
 
@@ -25,17 +25,6 @@ PAGE = 500
 """Chronica are listed this many at a time."""
 
 ACTA = models.Actum._meta.db_table
-
-# The range on chronicum_id keeps PostgreSQL on the (chronicum_id, seq) index.
-_OLDEST = (
-    f"DELETE FROM {ACTA} WHERE seq IN (SELECT seq FROM {ACTA}"
-    " WHERE chronicum_id >= %s AND chronicum_id <= %s ORDER BY chronicum_id, seq LIMIT %s)"
-)
-_COUNT_UP_TO = (
-    f"SELECT COUNT(*) FROM (SELECT 1 FROM {ACTA}"
-    " WHERE chronicum_id >= %s AND chronicum_id <= %s LIMIT %s) AS up_to"
-)
-_COUNT = f"SELECT COUNT(*) FROM {ACTA} WHERE chronicum_id >= %s AND chronicum_id <= %s"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,7 +68,7 @@ class PurgeQueries:
 
     def count_acta(self, chronicum_id: str) -> int:
         with connections[self.alias].cursor() as cursor:
-            cursor.execute(_COUNT, [chronicum_id, chronicum_id])
+            cursor.execute(dialect_of(connections[self.alias]).count_acta, [chronicum_id])
             return int(cursor.fetchone()[0])
 
     def in_transaction(self, write: Callable[[], _T]) -> _T:
@@ -95,16 +84,16 @@ class PurgeQueries:
     def cursor(self) -> Any:
         return connections[self.alias].cursor()
 
-    @staticmethod
-    def count_up_to(cursor: Any, chronicum_id: str, most: int) -> int:
+    def count_up_to(self, cursor: Any, chronicum_id: str, most: int) -> int:
         """How many acta the chronicum has, counted up to ``most``."""
-        cursor.execute(_COUNT_UP_TO, [chronicum_id, chronicum_id, most])
+        cursor.execute(dialect_of(connections[self.alias]).count_acta_up_to, [chronicum_id, most])
         return int(cursor.fetchone()[0])
 
-    @staticmethod
-    def delete_oldest(cursor: Any, chronicum_id: str, count: int) -> int:
+    def delete_oldest(self, cursor: Any, chronicum_id: str, count: int) -> int:
         """Delete the oldest ``count`` acta of the chronicum (its lock is held)."""
-        cursor.execute(_OLDEST, [chronicum_id, chronicum_id, count])
+        cursor.execute(
+            dialect_of(connections[self.alias]).delete_oldest, [chronicum_id, chronicum_id, count]
+        )
         return int(cursor.rowcount)
 
     def lock_if_inactive(self, candidate: Candidate) -> str | None:

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, connections, router, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ... import models
@@ -14,7 +14,7 @@ from ...errors import ChronicumNotFound
 from ...interfaces import Subscription
 from ...values import ActaQuery, Actum, Chronicum, Recorded
 from ..state import DjangoStateStore
-from . import plans
+from . import plans, replicas
 from .base import BaseDialect, Database, Plan, run_plan
 from .dialects import dialect_of
 from .rows import actum, utc
@@ -59,6 +59,65 @@ class DjangoStore(DjangoStateStore):
                 connection.close()
         return connection
 
+    def _read(
+        self,
+        make: Callable[[BaseDialect, BaseDatabaseWrapper], Plan[_T]],
+        chronicum_id: str | None = None,
+    ) -> _T:
+        """Run the read plan ``make(dialect, connection)`` on a replica of
+        ``CHRONICA["READ_DATABASES"]`` that has replayed this process's writes, else
+        on the primary (``chronica.stores.db.replicas``). On the primary too: when
+        the replica fails mid-read, when it finds no such chronicum (or none of the
+        owner's: it may not have replayed its creation yet), and for a chronicum a
+        write of this context found missing (the caller creates it next)."""
+        if chronicum_id is None or replicas.missing.get() != chronicum_id:
+            alias = replicas.ReadRouter(self.alias).choose()
+            if alias != self.alias:
+                replica = connections[alias]
+                try:
+                    found = self._run(replica, make(dialect_of(replica), replica))
+                except DatabaseError:
+                    replica.close()
+                except ChronicumNotFound:
+                    pass
+                else:
+                    if found is not None:
+                        return found
+        connection = self._connection()
+        return self._run(connection, make(dialect_of(connection), connection))
+
+    async def _aread(self, make: Callable[[BaseDialect, BaseDatabaseWrapper], Plan[_T]]) -> _T:
+        """``_read`` on the asyncio path (no connection of Django's is opened)."""
+        from .. import pg_async
+
+        alias = await replicas.ReadRouter(self.alias).achoose(pg_async.run)
+        if alias != self.alias:
+            replica = connections[alias]
+            try:
+                found = await pg_async.run(alias, make(dialect_of(replica), replica))
+            except (DatabaseError, ChronicumNotFound):
+                pass
+            else:
+                if found is not None:
+                    return found
+        primary = connections[self.alias]
+        return await self._arun(make(dialect_of(primary), primary))
+
+    def _written(self, chronicum_id: str | None = None, found: bool = True) -> None:
+        """After a write: once it commits, remember where replicas must have replayed
+        to show it (only when ``CHRONICA["READ_DATABASES"]`` names replicas)."""
+        if chronicum_id is not None:
+            replicas.missing.set(None if found else chronicum_id)
+        after = replicas.lsn_after_write(self.alias)
+        if after is not None:
+            transaction.on_commit(after, using=self.alias)
+
+    async def _awritten(self) -> None:
+        from .. import pg_async
+
+        if replicas.read_aliases():
+            replicas.remember(self.alias, await pg_async.run(self.alias, replicas.lsn_plan()))
+
     def _dialect(self) -> BaseDialect:
         return dialect_of(connections[self.alias])
 
@@ -93,10 +152,12 @@ class DjangoStore(DjangoStateStore):
     def create(self, chronicum: Chronicum) -> None:
         connection = self._connection()
         dialect_of(connection).create_chronicum(connection, chronicum)
+        self._written()
 
     def get(self, chronicum_id: str) -> Chronicum:
-        connection = self._connection()
-        return self._run(connection, plans.get_plan(dialect_of(connection), chronicum_id))
+        return self._read(
+            lambda dialect, _connection: plans.get_plan(dialect, chronicum_id), chronicum_id
+        )
 
     def record(self, actum: Actum) -> Actum:
         return self.record_batch([actum], None, [None]).acta[0]
@@ -175,17 +236,16 @@ class DjangoStore(DjangoStateStore):
             return read()
 
     def list_chronica(self, owner_id: str, limit: int, after: Chronicum | None) -> list[Chronicum]:
-        connection = self._connection()
-        dialect = dialect_of(connection)
-        params: list[Any] = [owner_id]
-        if after is not None:
-            at = connection.ops.adapt_datetimefield_value(after.last_activity_at)
-            params += [at, at, after.id]
-        params.append(limit)
-        with connection.cursor() as cursor:
-            cursor.execute(dialect.list_first if after is None else dialect.list_after, params)
-            rows = cursor.fetchall()
-        return [Chronicum(row[0], row[1], utc(row[2]), utc(row[3])) for row in rows]
+        def listing(dialect: BaseDialect, connection: BaseDatabaseWrapper) -> Plan[list[Chronicum]]:
+            params: list[Any] = [owner_id]
+            if after is not None:
+                at = connection.ops.adapt_datetimefield_value(after.last_activity_at)
+                params += [at, at, after.id]
+            params.append(limit)
+            rows = yield (dialect.list_first if after is None else dialect.list_after), params
+            return [Chronicum(row[0], row[1], utc(row[2]), utc(row[3])) for row in rows]
+
+        return self._read(listing)
 
     def delete(self, chronicum_id: str, owner_id: str) -> None:
         connection = self._connection()
@@ -199,6 +259,7 @@ class DjangoStore(DjangoStateStore):
                 dialect.deleted(cursor, chronicum_id)
 
         dialect.retry_when_locked(connection, delete)
+        self._written()
 
     def pop(self, chronicum_id: str, owner_id: str) -> Actum | None:
         connection = self._connection()
@@ -209,16 +270,18 @@ class DjangoStore(DjangoStateStore):
                 # Under the chronicum's lock, and in a statement of its own, so that a pop
                 # that waited for another sees what that one left.
                 self._lock(dialect, cursor, chronicum_id, owner_id)
-                cursor.execute(dialect.newest_seq, [chronicum_id, chronicum_id])
+                cursor.execute(dialect.newest_seq, [chronicum_id])
                 newest = cursor.fetchone()
                 if newest is None:
                     return None
-                cursor.execute(dialect.by_seq, [newest[0]])
+                cursor.execute(dialect.by_seq, [chronicum_id, newest[0]])
                 row = cursor.fetchone()
-                cursor.execute(dialect.delete_actum, [newest[0]])
+                cursor.execute(dialect.delete_actum, [chronicum_id, newest[0]])
             return actum(chronicum_id, row)
 
-        return dialect.retry_when_locked(connection, pop)
+        popped = dialect.retry_when_locked(connection, pop)
+        self._written()
+        return popped
 
     # -- following --------------------------------------------------------------
 
@@ -252,7 +315,7 @@ class DjangoStore(DjangoStateStore):
         return self._dialect().supports_async()
 
     async def aget(self, chronicum_id: str) -> Chronicum:
-        return await self._arun(plans.get_plan(self._dialect(), chronicum_id))
+        return await self._aread(lambda dialect, _connection: plans.get_plan(dialect, chronicum_id))
 
     async def arecord_batch_if_owner(
         self,
@@ -262,13 +325,19 @@ class DjangoStore(DjangoStateStore):
         tokens: Sequence[int | None],
     ) -> Recorded | None:
         plan = plans.record_plan(self._dialect(), acta, key, tokens, owner_id, self._database())
-        return await self._arun(plan)
+        recorded = await self._arun(plan)
+        replicas.missing.set(None if recorded is not None else acta[0].chronicum_id)
+        await self._awritten()
+        return recorded
 
     async def aacta_if_owner(
         self, owner_id: str, chronicum_id: str, query: ActaQuery
     ) -> list[Actum] | None:
-        plan = plans.acta_plan(self._dialect(), chronicum_id, query, owner_id, self._database())
-        return await self._arun(plan)
+        return await self._aread(
+            lambda dialect, connection: plans.acta_plan(
+                dialect, chronicum_id, query, owner_id, self._database(connection)
+            )
+        )
 
     async def afollow_position(
         self, owner_id: str, chronicum_id: str, after: str | None
@@ -293,10 +362,12 @@ class DjangoStore(DjangoStateStore):
     def _acta(
         self, chronicum_id: str, query: ActaQuery, owner_id: str | None
     ) -> list[Actum] | None:
-        connection = self._connection()
-        dialect = dialect_of(connection)
-        plan = plans.acta_plan(dialect, chronicum_id, query, owner_id, self._database(connection))
-        return self._run(connection, plan)
+        return self._read(
+            lambda dialect, connection: plans.acta_plan(
+                dialect, chronicum_id, query, owner_id, self._database(connection)
+            ),
+            chronicum_id,
+        )
 
     def _record(
         self,
@@ -310,11 +381,16 @@ class DjangoStore(DjangoStateStore):
         if dialect.writes_in_one_statement:
             database = self._database(connection)
             plan = plans.record_plan(dialect, acta, key, tokens, owner_id, database)
-            return self._run(connection, plan)
-        return dialect.retry_when_locked(
-            connection,
-            lambda: plans.record_in_transaction(dialect, connection, acta, key, tokens, owner_id),
-        )
+            recorded = self._run(connection, plan)
+        else:
+            recorded = dialect.retry_when_locked(
+                connection,
+                lambda: plans.record_in_transaction(
+                    dialect, connection, acta, key, tokens, owner_id
+                ),
+            )
+        self._written(acta[0].chronicum_id, recorded is not None)
+        return recorded
 
     @staticmethod
     def _lock(dialect: BaseDialect, cursor: Any, chronicum_id: str, owner_id: str) -> None:
