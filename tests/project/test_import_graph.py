@@ -55,12 +55,8 @@ FLOORS: dict[str, int] = {
 }
 
 ALLOWED: dict[tuple[str, str], str] = {
-    # The one circle left, between the parts: follow.py imports connection_params of
-    # stores/pg_async.py and the LISTEN statements of stores/pg_listen.py, and
-    # stores/db/postgresql.py imports follow.py's listener (lazily), a store reaching
-    # up a floor. Issue 25, item 3 moves the listener under stores/ (helper
-    # "follow"): this entry goes with it.
-    ("chronica.stores.db.postgresql", "chronica.follow"): "issue 25 item 3",
+    # None today: the follow <-> stores circle went with issue 25 item 3 (the listener
+    # under chronica/stores/listener.py). An entry says why an edge is let through.
 }
 """Edges the test lets through, each with why; every entry must still be an edge."""
 

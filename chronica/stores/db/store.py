@@ -13,11 +13,11 @@ from ... import models
 from ...errors import ChronicumNotFound
 from ...interfaces import Subscription
 from ...values import ActaQuery, Actum, Chronicum, Recorded
-from ..state import DjangoStateStore
 from . import plans, replicas
 from .base import BaseDialect, Database, Plan, run_plan
 from .dialects import dialect_of
 from .rows import actum, utc
+from .state import DjangoStateStore
 
 if TYPE_CHECKING:
     from .conversations import DjangoConversationRecords
@@ -30,7 +30,7 @@ _T = TypeVar("_T")
 class DjangoStore(DjangoStateStore):
     """A chronica store on the Django database ``using`` (by default the database the
     routers choose for writing chronica), with every capability of
-    ``chronica.interfaces`` (``StateStore`` from ``chronica.stores.state``)."""
+    ``chronica.interfaces`` (``StateStore`` from ``chronica.stores.db.state``)."""
 
     supports_windows = True
 

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, connections, transaction
 
-from .. import models
-from ..errors import ChronicumExists, StateConflict
-from ..states import Document, DocumentKey, apply_all, document_key
-from ..values import (
+from ... import models
+from ...errors import ChronicumExists, StateConflict
+from ...states import Document, DocumentKey, apply_all, document_key
+from ...values import (
     ActaQuery,
     Actum,
     Chronicum,
@@ -29,6 +29,7 @@ from ..values import (
     StateScope,
     StateView,
 )
+from .dialects import retry_when_locked
 
 if TYPE_CHECKING:
     from django.db.backends.base.base import BaseDatabaseWrapper
@@ -72,8 +73,6 @@ class DjangoStateStore:
         changes: Sequence[StateChange],
         create: Chronicum | None,
     ) -> Recorded | None:
-        from .db import retry_when_locked
-
         connection = self._connection()
         alias = connection.alias
 
