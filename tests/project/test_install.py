@@ -22,6 +22,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import urllib.parse
 import urllib.request
 import zipfile
@@ -98,6 +99,12 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Checkout]:
     }
     assert "chronica/migrations/0001_initial.py" in names
     assert "chronica/py.typed" in names
+    # The licence ships with the code: in the wheel's metadata and at the sdist's root.
+    dist_info = wheel.name.split("-py3")[0] + ".dist-info"
+    assert f"{dist_info}/licenses/LICENSE" in names
+    (sdist,) = (root / "dist").glob("chronica-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        assert f"{sdist.name.removesuffix('.tar.gz')}/LICENSE" in archive.getnames()
 
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
