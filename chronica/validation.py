@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from .errors import EmptyOwnerID, InvalidActum, InvalidQuery
+from .errors import EmptyOwnerID, InvalidActum, InvalidQuery, OwnerIDNotAString
 from .values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, StateChange, StateScope
 
 MAX_LENGTH = 255
@@ -64,6 +64,11 @@ def check_owner(owner_id: object) -> None:
     """Every call names an owner."""
     if owner_id is None or owner_id == "":
         raise EmptyOwnerID("owner_id is empty")
+    if not isinstance(owner_id, str):
+        raise OwnerIDNotAString(
+            f"owner_id must be a str, not {type(owner_id).__name__}:"
+            " pass services.owner_id_for(user) (or str(user.pk))"
+        )
 
 
 def storable(value: object) -> bool:
