@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tomllib
 import urllib.parse
 import urllib.request
 import zipfile
@@ -34,6 +35,8 @@ import pytest
 
 from tests.exampleproject import ROOT, free_port, serving
 from tests.readme import blocks, commands, section
+
+PROJECT_VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 pytestmark = [pytest.mark.slow]
 
@@ -178,6 +181,11 @@ def test_a_new_project_follows_the_readme_and_serves_ardian(checkout: Checkout) 
             r'src="(/static/drf_spectacular_sidecar/[^"]+bundle\.js)"', page.decode()
         )
         assert fetch(base + script)[0] == 200
+        # Its title and chronica's version, not drf-spectacular's blank and 0.0.0.
+        status, schema = fetch(f"{base}/api/schema/?format=json")
+        assert status == 200
+        info = json.loads(schema)["info"]
+        assert (info["title"], info["version"]) == ("chronica API", PROJECT_VERSION)
 
 
 def fetch(url: str, data: bytes | None = None, opener=None, **headers: str) -> tuple[int, bytes]:
