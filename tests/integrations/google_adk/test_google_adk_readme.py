@@ -9,14 +9,14 @@ import pytest
 from chronica import services
 from chronica.integrations.google_adk import chronicum_id
 
-from ...readme import README, blocks, section
+from ...readme import blocks, section, text_of_all
 from .scenario import STORES, run, using
 
 pytestmark = pytest.mark.django_db
 
 
 def adk_snippet() -> str:
-    text = README.read_text(encoding="utf-8").split("### Google ADK\n", 1)[1]
+    text = text_of_all().split("### Google ADK\n", 1)[1]
     text = re.split(r"^#{2,3} ", text, maxsplit=1, flags=re.M)[0]  # up to the next section
     (block,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     return block
