@@ -82,6 +82,10 @@ def test_the_readme_is_a_five_minute_read() -> None:
     assert len(text.splitlines()) <= 320
     for title in ("The two commands", "Install into your project", "Quickstart", "Settings"):
         assert f"\n## {title}\n" in text
+    # What a new project under uvicorn needs for Swagger UI and the admin's styles.
+    install = section("Install into your project")
+    assert "collectstatic" in install
+    assert "WhiteNoiseMiddleware" in install
     for link in re.findall(r"\]\(((?:docs/)?[\w./-]+\.md)\)", section("Documentation")):
         assert (ROOT / link).exists(), link
 

@@ -146,7 +146,7 @@ def test_a_new_project_follows_the_readme_and_serves_ardian(checkout: Checkout) 
     (shell_input,) = blocks(quickstart, "python")
     first = checkout.sh("python manage.py shell", stdin=shell_input)
     again = checkout.sh("python manage.py shell", stdin=shell_input)  # pasted twice: no error
-    (url,) = re.findall(r"^http://127\.0\.0\.1:8000(/\S+)$", again, flags=re.M)
+    (url,) = re.findall(r"^(/api/chronica/\S+/acta/)$", again, flags=re.M)
     assert url not in first
 
     port = free_port()
@@ -170,6 +170,11 @@ def test_a_new_project_follows_the_readme_and_serves_ardian(checkout: Checkout) 
         checkout.env["TOKEN"] = token
         written = json.loads(checkout.sh(curl.replace("127.0.0.1:8000", f"127.0.0.1:{port}")))
         assert (written["actor"], written["content"]) == ("booking", "Held.")
+        # The paging loop of "Paging a window", with that token, as typed.
+        paging = section("The REST API").split("**Paging a window.**", 1)[1]
+        (loop,) = blocks(paging, "sh")[:1]
+        pages = checkout.sh(loop.replace("127.0.0.1:8000", f"127.0.0.1:{port}"))
+        assert json.loads(pages)[-1]["content"] == "Held."
         status, body = fetch(f"{base}/api/chronica/dinner-friday/", Authorization=f"Token {token}")
         assert status == 200
         assert json.loads(body)["owner_id"] == acta_owner(base, url, token)

@@ -47,8 +47,9 @@ def test_the_google_adk_snippet_runs_as_written():
     ]
 
 
-def test_the_state_snippet_runs_as_written():
+def test_the_state_snippet_runs_as_written(ardian):
     (block,) = blocks(section("State beside the acta"), "python")
-    exec(compile(block, "README.md State beside the acta", "exec"), {})
+    exec(compile(block, "docs State beside the acta", "exec"), {})
 
-    assert services.get_acta("ardian", "dinner-friday")[0].content == "Make it 7pm."
+    owner = services.owner_id_for(ardian)  # the snippet's owner, as the API sees ardian
+    assert services.get_acta(owner, "dinner-friday")[0].content == "Make it 7pm."
