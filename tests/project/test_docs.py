@@ -11,6 +11,7 @@ own (a settings or urls fragment, a view body) says so on the line before it
 from __future__ import annotations
 
 import ast
+import asyncio
 import os
 import re
 import subprocess
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
+from django.db import connections
 
 from tests.readme import DOCS, README, ROOT, section
 
@@ -74,7 +77,12 @@ def run_snippets(page: Path, namespace: dict[str, Any]) -> None:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
 def test_every_python_snippet_runs_as_written(page: Path, ardian: Any, capsys: Any) -> None:
-    run_snippets(page, {"__name__": f"docs.{page.stem}"})
+    try:
+        run_snippets(page, {"__name__": f"docs.{page.stem}"})
+    finally:
+        # A snippet's asyncio.run() reaches the database from asgiref's thread for sync
+        # code (sync_to_async): close that thread's connection as well as this one's.
+        asyncio.run(sync_to_async(connections.close_all)())
 
 
 def test_the_readme_is_a_five_minute_read() -> None:
