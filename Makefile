@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: demo test dist venv chromium pgbouncer lint migrations-check test-sqlite test-postgres matrix bench cluster clean
+.PHONY: demo test docs docs-build dist venv chromium pgbouncer lint migrations-check test-sqlite test-postgres matrix bench cluster clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,18 @@ venv: $(STAMP)
 demo: venv
 	$(BIN)/python manage.py chronica_demo --serve --addrport 127.0.0.1:$(PORT)
 
-test: venv lint migrations-check test-sqlite test-postgres
+test: venv lint migrations-check docs-build test-sqlite test-postgres
+
+# The documentation site (mkdocs.yml, docs/): `make docs` serves it at http://127.0.0.1:$(DOCS_PORT)
+# and rebuilds on every change; `make test` builds it with --strict (a broken link fails) and runs
+# its Python snippets (tests/project/test_docs.py).
+DOCS_PORT ?= 8001
+export NO_MKDOCS_2_WARNING := 1
+docs: venv
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:$(DOCS_PORT)
+
+docs-build: venv
+	$(BIN)/mkdocs build --strict --site-dir $(VENV)/docs-site
 
 # dist/chronica-<version>.tar.gz and the wheel built from it (README: "Install into your project").
 dist: venv
@@ -73,4 +84,4 @@ bench: venv
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) .nox .test-db .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf site $(VENV) .nox .test-db .pytest_cache .mypy_cache .ruff_cache *.egg-info

@@ -6,7 +6,8 @@ from django.db.models.signals import post_migrate
 
 class ChronicaConfig(AppConfig):
     name = "chronica"
-    verbose_name = "Chronica"
+    # The admin's section and breadcrumb: "Agent sessions > Chronica", not "Chronica > Chronica".
+    verbose_name = "Agent sessions"
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:

@@ -41,6 +41,13 @@ class EmptyOwnerID(ChronicaError, ValueError):
     """A call named no owner."""
 
 
+class OwnerIDNotAString(InvalidActum, InvalidQuery, TypeError):
+    """The owner ID is not a ``str`` (an ``int`` user pk, a user object): a ``TypeError``
+    that says so, raised before anything is read or written. It is also the
+    ``InvalidActum`` (a write) and the ``InvalidQuery`` (a read) the rules name for a
+    field of the wrong type, so code that catches those still catches it."""
+
+
 class IdempotencyUnsupported(ChronicaError):
     """An idempotency key was given to a store that is not an ``IdempotentStore``."""
 

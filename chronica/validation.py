@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from .errors import EmptyOwnerID, InvalidActum, InvalidQuery
+from .errors import EmptyOwnerID, InvalidActum, InvalidQuery, OwnerIDNotAString
 from .values import (
     FILTERS,
     ActaQuery,
@@ -74,6 +74,11 @@ def check_owner(owner_id: object) -> None:
     """Every call names an owner."""
     if owner_id is None or owner_id == "":
         raise EmptyOwnerID("owner_id is empty")
+    if not isinstance(owner_id, str):
+        raise OwnerIDNotAString(
+            f"owner_id must be a str, not {type(owner_id).__name__}:"
+            " pass services.owner_id_for(user) (or str(user.pk))"
+        )
 
 
 def storable(value: object) -> bool:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import dj_database_url
 
+import chronica
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 DEMO_DIR = BASE_DIR / ".demo"
 
@@ -131,7 +133,7 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "chronica example API",
     "DESCRIPTION": "The sessions of the signed-in person and the acta their agents recorded.",
-    "VERSION": "0.1.0",
+    "VERSION": chronica.__version__,
     "SERVE_INCLUDE_SCHEMA": False,  # the schema's own route is no operation of the API
     # Swagger UI and Redoc from the installed drf-spectacular-sidecar, not from a CDN:
     # the docs pages work on a machine with no internet.

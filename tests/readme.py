@@ -1,19 +1,36 @@
-"""The README, read by section, so that tests run its snippets as written."""
+"""The README and the documentation pages (docs/), read by section, so that tests run
+their snippets as written. A section moved from the README to a page of docs/ is
+still found by its ``## title``."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+
+
+def pages() -> list[Path]:
+    """README.md, then every Markdown page of docs/."""
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def text_of_all() -> str:
+    """README.md and the docs pages, one after the other."""
+    return "\n".join(page.read_text(encoding="utf-8") for page in pages())
 
 
 def section(title: str) -> str:
-    """The text under ``## title``, up to the next ``## `` heading."""
-    text = README.read_text(encoding="utf-8")
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, flags=re.M | re.S)
-    assert match, f"README.md has no section '## {title}'"
-    return match[1]
+    """The text under ``## title``, up to the next ``## `` heading, in the README or else
+    in the page of docs/ that has it."""
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", text, flags=re.M | re.S)
+        if match:
+            return match[1]
+    raise AssertionError(f"neither README.md nor docs/ has a section '## {title}'")
 
 
 def blocks(text: str, language: str) -> list[str]:

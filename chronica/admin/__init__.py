@@ -27,7 +27,13 @@ from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast, Coalesce, Substr
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
@@ -166,6 +172,16 @@ class ChronicumAdmin(ReadOnlyAdmin):
         # The delete below is a transaction of its own that takes the lock first.
         return self._delete_view(request, object_id, extra_context)  # type: ignore[attr-defined,no-any-return]
 
+    def response_delete(self, request: HttpRequest, obj_display: str, obj_id: Any) -> HttpResponse:
+        # Django goes back to the list only for those who may change a chronicum (nobody
+        # may: the admin is read-only); whoever could delete one may view the list.
+        response = super().response_delete(request, obj_display, obj_id)
+        if isinstance(response, HttpResponseRedirect) and self.has_view_permission(request):
+            return HttpResponseRedirect(
+                reverse(f"{self.admin_site.name}:chronica_chronicum_changelist")
+            )
+        return response
+
     def delete_model(self, request: HttpRequest, obj: models.Chronicum) -> None:
         """Delete the chronicum and its acta through ``chronica.services``, as its owner:
         agents writing into it meanwhile never get an error (a write after the delete
@@ -218,6 +234,7 @@ class ActumAdmin(ReadOnlyAdmin):
         "at",
     )
     list_display_links = ("seq",)
+    ordering = ("-seq",)  # the newest acta first; a transcript reads in write order
     list_filter = ("kind", "actor_kind", ChronicumFilter, CallIdFilter)
     search_fields = ("content", "actor")
     readonly_fields = ("call", "shown_content", "shown_data")

@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+)
 from rest_framework.serializers import Serializer
 
 from ..validation import CONTROL, MAX_LENGTH, MAX_LIST_LIMIT, WINDOW_PARAMETERS, Parameter
@@ -216,6 +221,48 @@ _RECORDED = _one_or_many(
     "Recorded", ActumSerializer, "The stored actum for one, the stored list for a batch."
 )
 
+_ASK = {
+    "kind": "message",
+    "actor_kind": "human",
+    "actor": "ardian",
+    "content": "Find us a quiet table for four in Kemang on Friday at 7pm.",
+}
+_THOUGHT = {
+    "kind": "thought",
+    "actor_kind": "agent",
+    "actor": "concierge",
+    "content": "Search first, then hand the booking over.",
+}
+_TOOL_REQUEST = {
+    "kind": "tool_request",
+    "actor_kind": "agent",
+    "actor": "search",
+    "content": 'search_places(area="Kemang", party=4)',
+    "call_id": "call-kemang",
+    "data": {"name": "search_places", "arguments": {"area": "Kemang", "party": 4}},
+}
+_TOOL_RESPONSE = {
+    "kind": "tool_response",
+    "actor_kind": "agent",
+    "actor": "search",
+    "content": "Rumah Teduh, Kayu Manis",
+    "call_id": "call-kemang",
+    "data": [{"name": "Rumah Teduh", "table": True}, {"name": "Kayu Manis", "table": True}],
+}
+# Swagger UI's "Try it out" starts from the first: each is a body the API records (201).
+# A call_id only on the tool kinds, content on a message and a thought.
+POST_ACTA_EXAMPLES = [
+    OpenApiExample("A message", value=_ASK, request_only=True),
+    OpenApiExample("A thought", value=_THOUGHT, request_only=True),
+    OpenApiExample("A tool request", value=_TOOL_REQUEST, request_only=True),
+    OpenApiExample("A tool response", value=_TOOL_RESPONSE, request_only=True),
+    OpenApiExample(
+        "A batch: a tool call and its response",
+        value=[_TOOL_REQUEST, _TOOL_RESPONSE],
+        request_only=True,
+    ),
+]
+
 POST_ACTA: dict[str, Any] = {
     "operation_id": "chronica_acta_create",
     "summary": "Record an actum or a batch (creates the chronicum on its first actum)",
@@ -249,6 +296,7 @@ POST_ACTA: dict[str, Any] = {
     "request": _one_or_many(
         "ActumOrBatch", ActumWriteSerializer, "One actum (an object) or a batch (an array)."
     ),
+    "examples": POST_ACTA_EXAMPLES,
     "responses": {
         201: OpenApiResponse(_RECORDED, description="Recorded."),
         200: OpenApiResponse(

@@ -264,11 +264,21 @@ class TestAppendOnly:
         confirm = eraser.get(delete).content.decode()
         assert "7 acta" in confirm
         assert "have permission" not in confirm
-        assert eraser.post(delete, {"post": "yes"}).status_code == 302
+        response = eraser.post(delete, {"post": "yes"})
+        # Back on the list of sessions (Django sends whoever may not change one to the index).
+        assert response.status_code == 302
+        assert response["Location"] == CHANGELIST
         assert not models.Chronicum.objects.filter(id=CHRONICUM).exists()
         assert list(models.Actum.objects.values_list("chronicum_id", flat=True)) == [
             "lunch-saturday"
         ]
+
+    def test_the_breadcrumb_names_the_app_and_the_sessions_apart(self, admin_client):
+        record_dinner()
+        page = admin_client.get(change_url(CHRONICUM)).content.decode()
+        breadcrumbs = re.search(r'<div class="breadcrumbs">(.*?)</div>', page, re.S)[1]
+        names = [unescape(n).strip() for n in re.findall(r">([^<>]+)</a>", breadcrumbs)]
+        assert names[1:] == ["Agent sessions", "Chronica"]
 
     def test_erasure_of_several_chronica_from_the_changelist(self, admin_client):
         record_dinner()
@@ -297,7 +307,15 @@ class TestActaChangelist:
         record_rafa_lunch()
         response = admin_client.get(ACTA, params)
         assert response.status_code == 200
-        assert [a.content for a in response.context["cl"].result_list] == contents
+        # The acta list shows the newest first.
+        assert [a.content for a in response.context["cl"].result_list] == contents[::-1]
+
+    def test_the_acta_list_is_newest_first(self, admin_client):
+        record_dinner()
+        newest = record_rafa_lunch()
+        result = admin_client.get(ACTA).context["cl"].result_list
+        assert result[0].id == newest.id
+        assert [a.seq for a in result] == sorted((a.seq for a in result), reverse=True)
 
     def test_the_chronicum_filter_offers_the_selected_one_and_recent_ones(self, admin_client):
         record_dinner()
@@ -424,10 +442,10 @@ class TestStructuredActa:
         url = f"{ACTA}?chronicum={CHRONICUM}&amp;call_id=call-kemang"
         assert f'<a class="chronica-call-link" href="{url}"' in html
         listed = admin_client.get(ACTA, {"chronicum": CHRONICUM, "call_id": "call-kemang"})
-        assert [a.kind for a in listed.context["cl"].result_list] == [
+        assert [a.kind for a in listed.context["cl"].result_list] == [  # newest first
+            "tool_response",
+            "tool_response",
             "tool_request",
-            "tool_response",
-            "tool_response",
         ]
 
     def test_the_acta_list_shows_the_call_id_linked_to_the_call(self, admin_client):

@@ -195,3 +195,22 @@ def test_generated_requests_get_no_5xx_and_fit_the_schema(django_user_model, pat
         case.validate_response(response, checks=CHECKS, headers=caller)
 
     call()
+
+
+@pytest.mark.django_db
+def test_swagger_try_it_out_examples_are_recorded_as_sent(openapi, ardian):
+    """Each example body Swagger UI offers for ``POST .../acta/`` is one the API records:
+    a message without a call_id, tool calls with one, and a batch."""
+    body_of = openapi["paths"]["/api/chronica/{chronicum_id}/acta/"]["post"]["requestBody"]
+    examples = body_of["content"]["application/json"]["examples"]
+    sent = [example["value"] for example in examples.values()]
+    kinds = {value["kind"] for value in sent if isinstance(value, dict)}
+    assert kinds == {"message", "thought", "tool_request", "tool_response"}
+    assert any(isinstance(value, list) for value in sent)
+    # The first is what "Try it out" fills in.
+    assert next(iter(examples.values()))["value"]["kind"] == "message"
+    client = APIClient()
+    client.force_authenticate(ardian)
+    for value in sent:
+        response = client.post("/api/chronica/swagger-examples/acta/", value, format="json")
+        assert response.status_code == 201, (value, response.json())

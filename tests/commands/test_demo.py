@@ -272,3 +272,28 @@ def test_on_postgresql_the_demo_creates_a_database_of_its_own() -> None:
     assert "dinner-friday holds 8 acta" in first
     assert "Created the database" not in again
     assert "dinner-friday-2 holds 8 acta" in again
+
+
+def test_the_printed_agent_command_runs_in_a_fresh_shell_without_celery(tmp_path: Path) -> None:
+    output = run_demo()
+    (command,) = [
+        line.strip() for line in output.splitlines() if "example_project.dinner.http_agent" in line
+    ]
+    # Celery is a test dependency, not the agent's: a stand-in package that is "not installed".
+    blocker = tmp_path / "celery"
+    blocker.mkdir()
+    (blocker / "__init__.py").write_text('raise ModuleNotFoundError("no celery")\n')
+    done = subprocess.run(
+        f"{command} --help",
+        shell=True,
+        cwd=ROOT,
+        # A new terminal in the checkout: no venv activated, no PYTHONPATH to the repository.
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--chronicum" in done.stdout
+    assert "Traceback" not in done.stderr

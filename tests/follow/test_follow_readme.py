@@ -14,12 +14,14 @@ from django.test import override_settings
 
 from chronica import services
 
+from ..readme import pages
+
 ROOT = Path(__file__).resolve().parents[2]
 SECTION = "## Live: one agent waits for another"
 
 
 def snippet() -> str:
-    for source in (ROOT / "README.md",):
+    for source in pages():  # README.md, then docs/
         text = source.read_text()
         if SECTION in text:
             section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]

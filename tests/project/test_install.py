@@ -22,6 +22,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tarfile
+import tomllib
 import urllib.parse
 import urllib.request
 import zipfile
@@ -33,6 +35,8 @@ import pytest
 
 from tests.exampleproject import ROOT, free_port, serving
 from tests.readme import blocks, commands, section
+
+PROJECT_VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 pytestmark = [pytest.mark.slow]
 
@@ -98,6 +102,12 @@ def checkout(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Checkout]:
     }
     assert "chronica/migrations/0001_initial.py" in names
     assert "chronica/py.typed" in names
+    # The licence ships with the code: in the wheel's metadata and at the sdist's root.
+    dist_info = wheel.name.split("-py3")[0] + ".dist-info"
+    assert f"{dist_info}/licenses/LICENSE" in names
+    (sdist,) = (root / "dist").glob("chronica-*.tar.gz")
+    with tarfile.open(sdist) as archive:
+        assert f"{sdist.name.removesuffix('.tar.gz')}/LICENSE" in archive.getnames()
 
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
@@ -136,7 +146,7 @@ def test_a_new_project_follows_the_readme_and_serves_ardian(checkout: Checkout) 
     (shell_input,) = blocks(quickstart, "python")
     first = checkout.sh("python manage.py shell", stdin=shell_input)
     again = checkout.sh("python manage.py shell", stdin=shell_input)  # pasted twice: no error
-    (url,) = re.findall(r"^http://127\.0\.0\.1:8000(/\S+)$", again, flags=re.M)
+    (url,) = re.findall(r"^(/api/chronica/\S+/acta/)$", again, flags=re.M)
     assert url not in first
 
     port = free_port()
@@ -160,6 +170,11 @@ def test_a_new_project_follows_the_readme_and_serves_ardian(checkout: Checkout) 
         checkout.env["TOKEN"] = token
         written = json.loads(checkout.sh(curl.replace("127.0.0.1:8000", f"127.0.0.1:{port}")))
         assert (written["actor"], written["content"]) == ("booking", "Held.")
+        # The paging loop of "Paging a window", with that token, as typed.
+        paging = section("The REST API").split("**Paging a window.**", 1)[1]
+        (loop,) = blocks(paging, "sh")[:1]
+        pages = checkout.sh(loop.replace("127.0.0.1:8000", f"127.0.0.1:{port}"))
+        assert json.loads(pages)[-1]["content"] == "Held."
         status, body = fetch(f"{base}/api/chronica/dinner-friday/", Authorization=f"Token {token}")
         assert status == 200
         assert json.loads(body)["owner_id"] == acta_owner(base, url, token)
@@ -171,6 +186,11 @@ def test_a_new_project_follows_the_readme_and_serves_ardian(checkout: Checkout) 
             r'src="(/static/drf_spectacular_sidecar/[^"]+bundle\.js)"', page.decode()
         )
         assert fetch(base + script)[0] == 200
+        # Its title and chronica's version, not drf-spectacular's blank and 0.0.0.
+        status, schema = fetch(f"{base}/api/schema/?format=json")
+        assert status == 200
+        info = json.loads(schema)["info"]
+        assert (info["title"], info["version"]) == ("chronica API", PROJECT_VERSION)
 
 
 def fetch(url: str, data: bytes | None = None, opener=None, **headers: str) -> tuple[int, bytes]:

@@ -61,3 +61,30 @@ def test_make_test_runs_the_pair_noxfile_names():
 
 def test_every_classifier_is_one_pypi_knows():
     assert set(PROJECT["classifiers"]) <= known_classifiers
+
+
+def test_the_licence_is_mit_and_ships_with_the_package():
+    assert PROJECT["license"] == "MIT"
+    assert PROJECT["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License\n")
+    # tests/project/test_install.py finds it inside the wheel and the sdist it builds.
+
+
+def test_the_version_is_in_the_changelog_with_upgrade_notes():
+    import re
+
+    import chronica
+
+    assert chronica.__version__ == PROJECT["version"]
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    versions = re.findall(r"^## \[(\d+\.\d+\.\d+)\] - \d{4}-\d{2}-\d{2}$", changelog, flags=re.M)
+    assert versions[0] == PROJECT["version"]  # newest first
+    for version in versions:
+        entry = changelog.split(f"## [{version}]", 1)[1].split("\n## [", 1)[0]
+        assert "### Added" in entry
+        assert "### Upgrading" in entry  # migrations and settings a version needs
+
+
+def test_the_readme_installs_the_wheel_of_this_version():
+    readme = (ROOT / "README.md").read_text()
+    assert f"dist/chronica-{PROJECT['version']}-py3-none-any.whl" in readme

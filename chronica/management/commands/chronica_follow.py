@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from chronica import services
 from chronica.errors import ChronicumNotFound, InvalidQuery
+from chronica.management.pipes import quiet_when_the_reader_leaves
 from chronica.validation import FOLLOW_PARAMETERS
 from chronica.values import Actum
 
@@ -47,7 +48,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="one JSON object per line")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        with contextlib.suppress(KeyboardInterrupt):
+        with quiet_when_the_reader_leaves(), contextlib.suppress(KeyboardInterrupt):
             asyncio.run(self.follow(options))
 
     async def follow(self, options: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from chronica import services
 from chronica.errors import ChronicumNotFound, InvalidQuery
+from chronica.management.pipes import quiet_when_the_reader_leaves
 from chronica.services import get_chronicarius
 from chronica.validation import WINDOW_PARAMETERS, Parameter
 from chronica.values import Actum, Chronicum
@@ -187,6 +188,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        with quiet_when_the_reader_leaves():
+            self.show_or_list(options)
+
+    def show_or_list(self, options: dict[str, Any]) -> None:
         chronicum_id: str | None = options["chronicum_id"]
         owner_id: str | None = options["owner"]
         if chronicum_id is None:

@@ -9,14 +9,14 @@ import pytest
 from chronica import services
 from chronica.integrations.google_adk import chronicum_id
 
-from ...readme import README, blocks, section
+from ...readme import blocks, section, text_of_all
 from .scenario import STORES, run, using
 
 pytestmark = pytest.mark.django_db
 
 
 def adk_snippet() -> str:
-    text = README.read_text(encoding="utf-8").split("### Google ADK\n", 1)[1]
+    text = text_of_all().split("### Google ADK\n", 1)[1]
     text = re.split(r"^#{2,3} ", text, maxsplit=1, flags=re.M)[0]  # up to the next section
     (block,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     return block
@@ -47,11 +47,13 @@ def test_the_google_adk_snippet_runs_as_written():
     ]
 
 
-def test_the_state_snippet_runs_as_written():
+def test_the_state_snippet_runs_as_written(ardian):
     (block,) = blocks(section("State beside the acta"), "python")
-    exec(compile(block, "README.md State beside the acta", "exec"), {})
+    exec(compile(block, "docs State beside the acta", "exec"), {})
 
-    assert services.get_acta("ardian", "dinner-friday")[0].content == "Make it 7pm."
+    owner = services.owner_id_for(ardian)  # the snippet's owner, as the API sees ardian
+    assert services.get_acta(owner, "dinner-friday")[0].content == "Make it 7pm."
+
 
 
 def test_the_docs_page_snippet_runs_as_written():

@@ -9,6 +9,7 @@ import pytest
 
 from chronica import services
 
+from ...readme import pages
 from .scenario import run
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -16,7 +17,7 @@ SECTION = "## PydanticAI"
 
 
 def snippet() -> str:
-    for source in (ROOT / "README.md",):
+    for source in pages():  # README.md, then docs/
         text = source.read_text()
         if SECTION in text:
             section = text.split(SECTION, 1)[1].split("\n## ", 1)[0]

@@ -12,6 +12,7 @@ import os
 import re
 import secrets
 import socket
+import sys
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -124,7 +125,7 @@ class Command(BaseCommand):
         self.say(
             f"Agent services write into {DEMO_USERNAME}'s sessions with its API token:\n"
             f"  Authorization: Token {token}\n"
-            f"  python -m example_project.dinner.http_agent --api http://{host}/api/"
+            f"  {agent_python()} -m example_project.dinner.http_agent --api http://{host}/api/"
             f" --token {token} --chronicum {chronicum_id}"
         )
         if serve:
@@ -216,3 +217,11 @@ class Command(BaseCommand):
             "The reply stored the first time came back; the reworded one was discarded.\n"
             f"{chronicum_id} holds {count} acta: the seven and the reply, once.\n"
         )
+
+
+def agent_python() -> str:
+    """This interpreter, so that the printed agent command runs in a fresh shell: the
+    venv's ``python`` by its path from here (``.venv/bin/python``), not whatever
+    ``python`` a new shell finds first."""
+    path = os.path.relpath(sys.executable)
+    return sys.executable if path.startswith("..") else path
