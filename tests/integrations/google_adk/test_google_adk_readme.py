@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -58,7 +59,7 @@ def test_the_state_snippet_runs_as_written(ardian):
 
 def test_the_docs_page_snippet_runs_as_written():
     """docs/google-adk.md: its one Python block, then the calls its text describes."""
-    page = README.parent / "docs" / "google-adk.md"
+    page = Path(__file__).resolve().parents[3] / "docs" / "google-adk.md"
     (block,) = re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.S)
     namespace: dict[str, object] = {}
     exec(compile(block, "docs/google-adk.md", "exec"), namespace)
