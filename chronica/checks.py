@@ -62,6 +62,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         ("FOLLOW_POLL_INTERVAL", "chronica.E008"),
         ("ASYNC_POOL_SIZE", "chronica.E009"),
         ("AUTO_CREATE", "chronica.E015"),
+        ("AGENT_THROTTLE_RATE", "chronica.E017"),
     ):
         try:
             getattr(chronica_settings, name)

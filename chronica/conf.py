@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
     "FOLLOW_POLL_INTERVAL": 1.0,
     "ASYNC_POOL_SIZE": 10,
     "AUTO_CREATE": True,
+    "AGENT_THROTTLE_RATE": "1000/min",
 }
 
 
@@ -124,6 +126,20 @@ class ChronicaSettings:
         if not isinstance(value, bool):
             raise ImproperlyConfigured(
                 f"CHRONICA['AUTO_CREATE'] must be True or False, not {value!r}"
+            )
+        return value
+
+    @property
+    def AGENT_THROTTLE_RATE(self) -> str | None:
+        """The API requests one agent credential may make (DRF's ``"1000/min"``
+        form: a number, ``/``, s, m, h or d); ``None``: no limit."""
+        value = self._get("AGENT_THROTTLE_RATE")
+        if value is None:
+            return None
+        if not isinstance(value, str) or not re.fullmatch(r"\d+/[smhd]\w*", value):
+            raise ImproperlyConfigured(
+                "CHRONICA['AGENT_THROTTLE_RATE'] must be a rate such as '1000/min', or None,"
+                f" not {value!r}"
             )
         return value
 

@@ -24,6 +24,7 @@ from ..errors import (
     IdempotencyUnsupported,
     InvalidActum,
     InvalidQuery,
+    NotPermitted,
     StoreUnsupported,
 )
 
@@ -31,6 +32,7 @@ __all__ = [
     "BadRequest",
     "Conflict",
     "DatabaseUnavailable",
+    "Forbidden",
     "IdempotencyNotImplemented",
     "LengthRequired",
     "NotImplementedByStore",
@@ -64,6 +66,17 @@ class PayloadTooLarge(APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_detail = "The request body is too large."
     default_code = "payload_too_large"
+
+
+class Forbidden(APIException):
+    """A call an agent's credential does not allow: the JSON names the rule broken."""
+
+    status_code = status.HTTP_403_FORBIDDEN
+    default_detail = "This credential does not allow that."
+    default_code = "not_permitted"
+
+    def __init__(self, message: str, rule: str) -> None:
+        super().__init__({"detail": message, "rule": rule})
 
 
 class Conflict(APIException):
@@ -106,6 +119,8 @@ def chronica_errors() -> Iterator[None]:
         raise NotFound() from None
     except ChronicumExists:
         raise Conflict() from None
+    except NotPermitted as exc:
+        raise Forbidden(str(exc), exc.rule) from None
     except IdempotencyUnsupported:
         raise IdempotencyNotImplemented() from None
     except StoreUnsupported as exc:

@@ -33,11 +33,11 @@ from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
-from .. import services
 from ..errors import ChronicumNotFound
 from ..services import Follower
 from ..validation import FOLLOW_PARAMETERS
 from ..values import Actum
+from .agents import chronicarius_for
 from .errors import chronica_errors
 from .inputs import arguments, names, owner_id
 from .schema import _COMMON, _INVALID, CHRONICUM_ID, RETRY_AFTER, query_parameters
@@ -119,7 +119,9 @@ class ActaStreamMixin:
         follow["after"] = request.headers.get(LAST_EVENT_ID) or follow.get("after") or None
         with chronica_errors():
             # Every check answered now, while an error can still be a 404 or a 400.
-            follower = services.afollow(owner, chronicum_id, **follow).start()
+            follower = (
+                chronicarius_for(request, owner).afollow(owner, chronicum_id, **follow).start()
+            )
         # The stream outlives these checks by minutes or hours: the connection they
         # used goes back now rather than sit idle for the stream's life (the follower
         # reads through its own).

@@ -46,7 +46,7 @@ WITH c AS (
 ), ins AS (
     INSERT INTO {acta} ({insert_columns})
     SELECT v.id, c.id, v.kind, v.actor_kind, v.actor, v.content, c.last_activity_at,
-           v.call_id, v.data::jsonb, v.tokens, NULL
+           v.call_id, v.data::jsonb, v.tokens, NULL, v.recorded_by
     FROM c, {source}
     ORDER BY v.n
 )
@@ -60,13 +60,13 @@ WITH c AS (
     SELECT id FROM {chronica} WHERE id = %s{owner} FOR UPDATE
 ), first AS (
     INSERT INTO {acta} ({insert_columns})
-    SELECT %s, c.id, %s, %s, %s, %s, clock_timestamp(), %s, %s::jsonb, %s, %s FROM c
+    SELECT %s, c.id, %s, %s, %s, %s, clock_timestamp(), %s, %s::jsonb, %s, %s, %s FROM c
     ON CONFLICT (chronicum_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING chronicum_id, at
 ), rest AS (
     INSERT INTO {acta} ({insert_columns})
     SELECT v.id, first.chronicum_id, v.kind, v.actor_kind, v.actor, v.content, first.at,
-           v.call_id, v.data::jsonb, v.tokens, v.key
+           v.call_id, v.data::jsonb, v.tokens, v.key, v.recorded_by
     FROM first, {batch}
     ORDER BY v.n
 ), upd AS (
@@ -127,14 +127,14 @@ class PostgreSQLDialect(BaseDialect):
 
     one_actum = Template(
         "(VALUES (%s::varchar, %s::varchar, %s::varchar, %s::varchar, %s::text, %s::varchar,"
-        " %s::text, %s::bigint, 1::bigint)) AS v(id, kind, actor_kind, actor, content, call_id,"
-        " data, tokens, n)"
+        " %s::text, %s::bigint, %s::varchar, 1::bigint)) AS v(id, kind, actor_kind, actor,"
+        " content, call_id, data, tokens, recorded_by, n)"
     )
     batch = Template(
         "ROWS FROM (json_to_recordset(%s::json) AS (id varchar, kind varchar,"
         " actor_kind varchar, actor varchar, content text, call_id varchar, data text,"
-        " tokens bigint, key varchar)) WITH ORDINALITY AS"
-        " v(id, kind, actor_kind, actor, content, call_id, data, tokens, key, n)"
+        " tokens bigint, recorded_by varchar, key varchar)) WITH ORDINALITY AS"
+        " v(id, kind, actor_kind, actor, content, call_id, data, tokens, recorded_by, key, n)"
     )
     record_one = Template(_RECORD, source="{one_actum}", **_WRITTEN)
     record_batch = Template(_RECORD, source="{batch}", **_WRITTEN)
@@ -166,8 +166,11 @@ class PostgreSQLDialect(BaseDialect):
     ) -> Statement:
         chronicum_id = acta[0].chronicum_id
         if key is None and len(acta) == 1:
-            sql = self.record_actum_call if functions else self.record_one
-            return sql, [chronicum_id, owner_id, *actum_params(acta[0], tokens[0])]
+            params = actum_params(acta[0], tokens[0])
+            if functions:
+                # The function takes every column but recorded_by (always NULL here).
+                return self.record_actum_call, [chronicum_id, owner_id, *params[:-1]]
+            return self.record_one, [chronicum_id, owner_id, *params]
         if key is None:
             sql = self.record_acta_call if functions else self.record_batch
             return sql, [chronicum_id, owner_id, batch_json(acta, None, tokens)]
@@ -175,8 +178,9 @@ class PostgreSQLDialect(BaseDialect):
         return sql, [
             chronicum_id,
             *([] if owner_id is None else [owner_id]),
-            *actum_params(acta[0], tokens[0]),
+            *actum_params(acta[0], tokens[0])[:-1],
             key,
+            acta[0].recorded_by,
             batch_json(acta[1:], member_keys(key, len(acta))[1:], tokens[1:]),
         ]
 
