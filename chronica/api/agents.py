@@ -29,6 +29,7 @@ __all__ = [
     "AgentUser",
     "chronicarius_for",
     "identity_of",
+    "sent_agent_credential",
 ]
 
 
@@ -98,6 +99,16 @@ class AgentCredentialThrottle(SimpleRateThrottle):
         if not isinstance(identity, AgentIdentity):
             return None
         return self.cache_format % {"scope": self.scope, "ident": identity.key_id}
+
+
+def sent_agent_credential(request: Request) -> bool:
+    """Whether the request's Authorization is a Bearer secret of chronica's."""
+    header = get_authorization_header(request).split()
+    return (
+        len(header) >= 2
+        and header[0].lower() == b"bearer"
+        and header[1].startswith(SECRET_PREFIX.encode())
+    )
 
 
 def identity_of(request: Request, owner_id: str) -> AgentIdentity | OwnerIdentity:

@@ -34,7 +34,12 @@ from .. import services
 from ..conf import chronica_settings
 from ..validation import WINDOW_PARAMETERS
 from . import schema
-from .agents import AgentCredentialAuthentication, AgentCredentialThrottle, chronicarius_for
+from .agents import (
+    AgentCredentialAuthentication,
+    AgentCredentialThrottle,
+    chronicarius_for,
+    sent_agent_credential,
+)
 from .errors import PayloadTooLarge, chronica_errors, unreachable_database
 from .inputs import (
     acta_from_body,
@@ -103,7 +108,14 @@ class BaseViewSet(ViewSet):
         # DRF asks only the first class, so with its default (session first) a
         # client never learns that Basic or Token would do. Every challenge the
         # project's classes can make is a 401 with all of them; none is a 403.
-        challenges = (a.authenticate_header(request) for a in self.get_authenticators())
+        # The agent's Bearer challenge only to a request that sent an agent's
+        # credential: for every other request the project's classes decide.
+        authenticators = [
+            a
+            for a in self.get_authenticators()
+            if not isinstance(a, AgentCredentialAuthentication) or sent_agent_credential(request)
+        ]
+        challenges = (a.authenticate_header(request) for a in authenticators)
         return ", ".join(dict.fromkeys(c for c in challenges if c))
 
     def get_permissions(self) -> Sequence[BasePermission]:
