@@ -349,3 +349,14 @@ class TestCredentials:
         for actum in acta[1:]:
             assert actum.actor == by_key[actum.recorded_by.removeprefix("credential:")]
         assert [a.actor_kind for a in acta].count("human") == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_docs_python_runs_as_written():
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "agent-credentials.md").read_text()
+    namespace: dict = {}
+    for block in re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S):
+        exec(compile(block, "docs/agent-credentials.md", "exec"), namespace)
