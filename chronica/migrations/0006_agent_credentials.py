@@ -5,6 +5,20 @@ PostgreSQL functions, which the unattested writes still call) keep working."""
 
 from django.db import migrations, models
 
+from chronica.stores.db.functions_0006 import DROP, RECORD_ACTA_BY, RECORD_ACTUM_BY
+
+
+def create_functions(apps, schema_editor):
+    # PostgreSQL: migration 0004's writes with recorded_by (chronica.stores.db.functions_0006).
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(RECORD_ACTUM_BY)
+        schema_editor.execute(RECORD_ACTA_BY)
+
+
+def drop_functions(apps, schema_editor):
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute(DROP)
+
 
 class Migration(migrations.Migration):
     dependencies = [
@@ -57,4 +71,5 @@ class Migration(migrations.Migration):
                 blank=True, max_length=255, null=True, verbose_name="recorded by"
             ),
         ),
+        migrations.RunPython(create_functions, drop_functions, elidable=False),
     ]

@@ -384,7 +384,9 @@ ORDER BY p.seq
 
     # -- writing -----------------------------------------------------------------
 
-    def use_functions(self, database: Database, *, writing: bool) -> Plan[bool]:
+    def use_functions(
+        self, database: Database, *, writing: bool, attested: bool = False
+    ) -> Plan[bool]:
         """Whether a write (``writing``) or a window calls migration 0004's functions:
         a plan, since it may have to look them up."""
         yield from ()

@@ -90,11 +90,10 @@ def record_plan(
     replay, the read of the first batch; once a process, the lookup of the write
     functions of ``database``)."""
     chronicum_id = acta[0].chronicum_id
-    # Migration 0004's functions write no recorded_by: an attested write is a statement.
-    functions = (
-        key is None
-        and all(a.recorded_by is None for a in acta)
-        and (yield from dialect.use_functions(database, writing=True))
+    # An attested write calls migration 0006's functions (0004's write no recorded_by).
+    attested = any(a.recorded_by is not None for a in acta)
+    functions = key is None and (
+        yield from dialect.use_functions(database, writing=True, attested=attested)
     )
     rows = yield dialect.record_statement(acta, key, tokens, owner_id, functions=functions)
     if key is None:
