@@ -360,3 +360,12 @@ def test_the_docs_python_runs_as_written():
     namespace: dict = {}
     for block in re.findall(r"^```python\n(.*?)^```", text, flags=re.M | re.S):
         exec(compile(block, "docs/agent-credentials.md", "exec"), namespace)
+
+
+def test_a_malformed_throttle_rate_is_system_check_e017(settings):
+    from chronica.checks import check_settings
+
+    settings.CHRONICA = {"AGENT_THROTTLE_RATE": "lots"}
+    assert [e.id for e in check_settings()] == ["chronica.E017"]
+    settings.CHRONICA = {"AGENT_THROTTLE_RATE": None}
+    assert check_settings() == []
