@@ -12,6 +12,7 @@ from .errors import (
     IdempotencyUnsupported,
     InvalidActum,
     InvalidQuery,
+    NotPermitted,
     StoreUnsupported,
 )
 from .interfaces import IdempotentStore, Store
@@ -44,6 +45,7 @@ __all__ = [
     "IdempotentStore",
     "InvalidActum",
     "InvalidQuery",
+    "NotPermitted",
     "Recorded",
     "Store",
     "StoreUnsupported",

@@ -64,6 +64,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         ("ASYNC_POOL_SIZE", "chronica.E009"),
         ("AUTO_CREATE", "chronica.E015"),
         ("LISTEN_DATABASE", "chronica.E013"),
+        ("AGENT_THROTTLE_RATE", "chronica.E017"),
     ):
         try:
             getattr(chronica_settings, name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -24,6 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "AUTO_CREATE": True,
     "LISTEN_DATABASE": None,
     "READ_DATABASES": (),
+    "AGENT_THROTTLE_RATE": "1000/min",
 }
 
 
@@ -176,6 +178,20 @@ class ChronicaSettings:
                 f"CHRONICA['READ_DATABASES'] must hold database aliases (str), not {value!r}"
             )
         return tuple(value)
+
+    @property
+    def AGENT_THROTTLE_RATE(self) -> str | None:
+        """The API requests one agent credential may make (DRF's ``"1000/min"``
+        form: a number, ``/``, s, m, h or d); ``None``: no limit."""
+        value = self._get("AGENT_THROTTLE_RATE")
+        if value is None:
+            return None
+        if not isinstance(value, str) or not re.fullmatch(r"\d+/[smhd]\w*", value):
+            raise ImproperlyConfigured(
+                "CHRONICA['AGENT_THROTTLE_RATE'] must be a rate such as '1000/min', or None,"
+                f" not {value!r}"
+            )
+        return value
 
     def token_counter(self) -> Callable[[Any], int]:
         """``CHRONICA['TOKEN_COUNTER']``: ``(Actum) -> int``, taken when an actum is recorded."""

@@ -10,6 +10,7 @@ __all__ = [
     "IdempotencyUnsupported",
     "InvalidActum",
     "InvalidQuery",
+    "NotPermitted",
     "StateConflict",
     "StoreUnsupported",
 ]
@@ -61,3 +62,15 @@ class StateConflict(ChronicaError):
     """A write's ``StateChange.expect`` did not hold (someone changed the state since it
     was read), or a chronicum's state was named under another namespace. Nothing of
     the write was stored."""
+
+
+class NotPermitted(ChronicaError, PermissionError):
+    """A call made with an agent's credential broke one of its rules: it wrote as
+    another actor or with an actor kind the credential lacks, or it listed, deleted or
+    popped without the credential allowing it. ``rule`` names the rule (``"actor"``,
+    ``"actor_kind"``, ``"list"``, ``"delete"``, ``"pop"``); the message says what was
+    refused. Nothing was written."""
+
+    def __init__(self, message: str, *, rule: str) -> None:
+        super().__init__(message)
+        self.rule = rule

@@ -76,6 +76,13 @@ class Actum(models.Model):
     tokens = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="The token count taken when the actum was recorded."
     )
+    # Added by migration 0006, NULL for a writer that knows only the columns above:
+    # who wrote the actum ("owner", or "credential:<key ID>" for an agent credential);
+    # NULL when the actor was not attested. No foreign key: a revoked or deleted
+    # credential leaves its acta's provenance as it was.
+    recorded_by = models.CharField(  # noqa: DJ001
+        "recorded by", max_length=255, null=True, blank=True
+    )
 
     class Meta:
         db_table = "acta"
@@ -190,3 +197,34 @@ class PydanticAIEntry(models.Model):
 
     def __str__(self) -> str:
         return self.entry_id
+
+
+class AgentCredential(models.Model):
+    """A credential an owner issues to one agent (``actor``): whoever presents its secret
+    writes as that actor only, with the actor kinds listed, into the owner's chronica
+    (only the ones listed, when ``chronica`` lists any). The secret is stored only as
+    a hash (``chronica.services.credentials``)."""
+
+    key_id = models.CharField("key ID", primary_key=True, max_length=32)
+    secret_hash = models.CharField("secret hash", max_length=128)
+    owner_id = models.CharField("owner", max_length=255, db_index=True)
+    actor = models.CharField(max_length=255)
+    actor_kinds = models.JSONField("actor kinds", default=list)
+    chronica = models.JSONField(
+        null=True, blank=True, help_text="The chronicum IDs it may use; empty: all the owner's."
+    )
+    may_list = models.BooleanField("may list", default=False)
+    may_delete = models.BooleanField("may delete", default=False)
+    may_pop = models.BooleanField("may pop", default=False)
+    created_at = models.DateTimeField("created")
+    expires_at = models.DateTimeField("expires", null=True, blank=True)
+    revoked_at = models.DateTimeField("revoked", null=True, blank=True)
+    last_used_at = models.DateTimeField("last used", null=True, blank=True)
+
+    class Meta:
+        db_table = "chronica_agent_credentials"
+        verbose_name = "agent credential"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.actor} ({self.key_id})"

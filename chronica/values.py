@@ -90,6 +90,11 @@ class Actum:
     at: dt.datetime | None = None
     call_id: str = ""
     data: JSON = None
+    #: Who wrote it, set by chronica (never by the caller): ``"owner"`` for the owner
+    #: through an attested call (the API), ``"credential:<key ID>"`` for an agent's
+    #: credential, ``None`` when not attested (a trusted server-side call, or a writer
+    #: that knows only the seed's columns).
+    recorded_by: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", _as_member(ActumKind, self.kind))
@@ -106,6 +111,7 @@ STORED_ACTUM_FIELDS = (
     "at",
     "call_id",
     "data",
+    "recorded_by",
 )
 if tuple(f.name for f in dataclasses.fields(Actum)) != STORED_ACTUM_FIELDS:
     # stored_actum() sets every field by position: a field added to Actum must be
@@ -124,6 +130,7 @@ _new = object.__new__
     _set_at,
     _set_call_id,
     _set_data,
+    _set_recorded_by,
 ) = (getattr(Actum, name).__set__ for name in STORED_ACTUM_FIELDS)
 
 
@@ -137,6 +144,7 @@ def stored_actum(
     at: dt.datetime,
     call_id: str,
     data: JSON,
+    recorded_by: str | None = None,
 ) -> Actum:
     """An actum read back from a store, whose values are already the right types
     (members, not strings, in ``kind`` and ``actor_kind``).
@@ -155,10 +163,11 @@ def stored_actum(
     _set_at(actum, at)
     _set_call_id(actum, call_id)
     _set_data(actum, data)
+    _set_recorded_by(actum, recorded_by)
     return actum
 
 
-def restamped(actum: Actum, id: str, at: dt.datetime | None) -> Actum:
+def restamped(actum: Actum, id: str, at: dt.datetime | None, recorded_by: object = ...) -> Actum:
     """A copy of a checked actum (members in ``kind`` and ``actor_kind``) with another
     ``id`` and ``at``: what ``dataclasses.replace`` gives, without ``__init__`` (a write
     makes two such copies of each actum)."""
@@ -172,6 +181,7 @@ def restamped(actum: Actum, id: str, at: dt.datetime | None) -> Actum:
         at,  # type: ignore[arg-type]
         actum.call_id,
         actum.data,
+        actum.recorded_by if recorded_by is ... else recorded_by,  # type: ignore[arg-type]
     )
 
 

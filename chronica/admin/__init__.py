@@ -17,10 +17,12 @@ The model admins are here; what a page shows of an actum and the transcript are 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import urlencode
 
+from django import forms
 from django.contrib import admin
 from django.contrib.admin.options import csrf_protect_m
 from django.contrib.admin.utils import quote, unquote
@@ -34,12 +36,14 @@ from django.http import (
     HttpResponseRedirect,
     StreamingHttpResponse,
 )
+from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from .. import models, services
 from ..errors import ChronicumNotFound
+from ..services.credentials import parse_duration
 from .display import (
     RAW_CHUNK_CHARS,
     TRANSCRIPT_LIMIT,
@@ -229,6 +233,7 @@ class ActumAdmin(ReadOnlyAdmin):
         "kind",
         "actor_kind",
         "actor",
+        "recorded_by",
         "call",
         "short_content",
         "at",
@@ -245,6 +250,7 @@ class ActumAdmin(ReadOnlyAdmin):
         "kind",
         "actor_kind",
         "actor",
+        "recorded_by",
         "call",
         "at",
         "idempotency_key",
@@ -353,3 +359,157 @@ def _chunks(seq: int, field: str) -> Iterator[str]:
         if len(piece) < RAW_CHUNK_CHARS:
             return
         start += RAW_CHUNK_CHARS
+
+
+# -- agent credentials (issue 21) ------------------------------------------------------
+
+
+class AgentCredentialForm(forms.ModelForm):  # type: ignore[type-arg]
+    """The form that issues a credential; every rule is ``services.issue_credential``'s."""
+
+    actor_kinds = forms.MultipleChoiceField(
+        choices=[("agent", "agent"), ("system", "system")],
+        initial=["agent"],
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Never human.",
+    )
+    chronica = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="The chronicum IDs it may use, one a line; empty: all the owner's.",
+    )
+    expires_in = forms.CharField(
+        required=False, help_text="90s, 15m, 12h, 7d, 2w; empty: never expires."
+    )
+
+    class Meta:
+        model = models.AgentCredential
+        fields = ["owner_id", "actor", "may_list", "may_delete", "may_pop"]
+
+    def clean_chronica(self) -> list[str] | None:
+        lines = [line.strip() for line in self.cleaned_data["chronica"].splitlines()]
+        return [line for line in lines if line] or None
+
+    def clean_expires_in(self) -> Any:
+        text = self.cleaned_data["expires_in"].strip()
+        if not text:
+            return None
+        try:
+            return parse_duration(text)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+
+@admin.register(models.AgentCredential)
+class AgentCredentialAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
+    """Issue an agent a credential (its secret shown once, on the page after saving),
+    see when each was last used, revoke them. The secret's hash is never shown."""
+
+    list_display = (
+        "key_id",
+        "owner_id",
+        "actor",
+        "kinds",
+        "state",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+    )
+    list_filter = ("revoked_at",)
+    search_fields = ("key_id", "owner_id", "actor")
+    actions = ["revoke"]
+    shown_fields = (
+        "key_id",
+        "owner_id",
+        "actor",
+        "actor_kinds",
+        "chronica",
+        "may_list",
+        "may_delete",
+        "may_pop",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+        "last_used_at",
+    )
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any):  # type: ignore[no-untyped-def]
+        if obj is None:
+            kwargs["form"] = AgentCredentialForm
+            kwargs["fields"] = None
+        return super().get_form(request, obj, change, **kwargs)
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None:
+            return [
+                "owner_id",
+                "actor",
+                "actor_kinds",
+                "chronica",
+                "expires_in",
+                "may_list",
+                "may_delete",
+                "may_pop",
+            ]
+        return self.shown_fields
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return () if obj is None else self.shown_fields
+
+    @admin.display(description="actor kinds")
+    def kinds(self, obj: models.AgentCredential) -> str:
+        return ", ".join(obj.actor_kinds)
+
+    @admin.display(description="state")
+    def state(self, obj: models.AgentCredential) -> str:
+        if obj.revoked_at is not None:
+            return "revoked"
+        if obj.expires_at is not None and obj.expires_at <= dt.datetime.now(dt.UTC):
+            return "expired"
+        return "active"
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if change:
+            return  # every field is read-only: a credential is revoked, never edited
+        data = form.cleaned_data
+        try:
+            issued = services.issue_credential(
+                data["owner_id"],
+                data["actor"],
+                actor_kinds=data["actor_kinds"],
+                chronica=data["chronica"],
+                expires_in=data["expires_in"],
+                may_list=data["may_list"],
+                may_delete=data["may_delete"],
+                may_pop=data["may_pop"],
+            )
+        except ValueError as exc:
+            raise PermissionDenied(str(exc)) from exc
+        fresh = models.AgentCredential.objects.get(pk=issued.info.key_id)
+        obj.__dict__.update(fresh.__dict__)
+        obj._chronica_secret = issued.secret
+
+    def response_add(
+        self, request: HttpRequest, obj: Any, post_url_continue: Any = None
+    ) -> HttpResponse:
+        secret = getattr(obj, "_chronica_secret", None)
+        if secret is None:
+            return super().response_add(request, obj, post_url_continue)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Credential {obj.key_id} issued to {obj.actor}",
+            "opts": self.model._meta,
+            "credential": obj,
+            "secret": secret,
+            "changelist_url": reverse(
+                f"{self.admin_site.name}:chronica_agentcredential_changelist"
+            ),
+        }
+        response = TemplateResponse(request, "admin/chronica/agentcredential/issued.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    @admin.action(description="Revoke the selected credentials")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[models.AgentCredential]) -> None:
+        revoked = sum(services.revoke_credential(c.key_id) for c in queryset)
+        self.message_user(request, f"{revoked} credential(s) revoked.")

@@ -114,6 +114,17 @@ def bounded_acta(queryset: QuerySet[models.Actum]) -> QuerySet[models.Actum]:
 
 # -- the transcript -----------------------------------------------------------------
 
+NOT_ATTESTED = "not attested"
+
+
+def provenance(recorded_by: str | None) -> str:
+    """``acta.recorded_by`` as the admin shows it beside the actor."""
+    if recorded_by is None:
+        return NOT_ATTESTED
+    if recorded_by.startswith("credential:"):
+        return "credential " + recorded_by.removeprefix("credential:")
+    return recorded_by
+
 
 @dataclasses.dataclass(frozen=True)
 class TranscriptLine:
@@ -126,6 +137,8 @@ class TranscriptLine:
     actor: str
     at: dt.datetime | None
     call_id: str
+    provenance: str
+    """Who wrote it: "owner", "credential <key ID>", or "not attested"."""
     call_url: str
     """Where a tool response's request is: ``#actum-<seq>`` on the page, else the acta
     list filtered to the call."""
@@ -178,6 +191,7 @@ def transcript(admin_site: admin.AdminSite, chronicum_id: str, total: int) -> li
                 actor=row.actor,
                 at=row.at,
                 call_id=row.call_id,
+                provenance=provenance(row.recorded_by),
                 call_url=call_url,
                 content=content,
                 data=data,

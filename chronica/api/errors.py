@@ -24,6 +24,7 @@ from ..errors import (
     IdempotencyUnsupported,
     InvalidActum,
     InvalidQuery,
+    NotPermitted,
     StoreUnsupported,
 )
 
@@ -32,6 +33,7 @@ __all__ = [
     "Conflict",
     "DatabaseFailed",
     "DatabaseUnavailable",
+    "Forbidden",
     "IdempotencyNotImplemented",
     "LengthRequired",
     "NotImplementedByStore",
@@ -67,6 +69,17 @@ class PayloadTooLarge(APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_detail = "The request body is too large."
     default_code = "payload_too_large"
+
+
+class Forbidden(APIException):
+    """A call an agent's credential does not allow: the JSON names the rule broken."""
+
+    status_code = status.HTTP_403_FORBIDDEN
+    default_detail = "This credential does not allow that."
+    default_code = "not_permitted"
+
+    def __init__(self, message: str, rule: str) -> None:
+        super().__init__({"detail": message, "rule": rule})
 
 
 class Conflict(APIException):
@@ -151,6 +164,8 @@ def chronica_errors() -> Iterator[None]:
         raise NotFound() from None
     except ChronicumExists:
         raise Conflict() from None
+    except NotPermitted as exc:
+        raise Forbidden(str(exc), exc.rule) from None
     except IdempotencyUnsupported:
         raise IdempotencyNotImplemented() from None
     except StoreUnsupported as exc:

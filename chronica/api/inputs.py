@@ -49,6 +49,8 @@ _INT64 = range(-(2**63), 2**63)
 def owner_id(request: Request) -> str:
     """The owner of everything this request touches: ``CHRONICA["OWNER_ID"](request.user)``,
     through the one mapping every part of a project uses."""
+    if isinstance(request.auth, services.AgentIdentity):
+        return request.auth.owner_id  # an agent's credential: its owner's
     return services.owner_id_for(request.user)
 
 
@@ -191,16 +193,18 @@ def new_chronicum_id(data: Any) -> str | None:
     return chronicum_id
 
 
-def acta_from_body(chronicum_id: str, data: Any) -> list[Actum]:
+def acta_from_body(chronicum_id: str, data: Any, *, agent: bool = False) -> list[Actum]:
     """The acta a JSON body describes: one object is one actum, an array is a batch
-    (at most ``CHRONICA["API_MAX_ACTA"]``, the most one answer holds)."""
+    (at most ``CHRONICA["API_MAX_ACTA"]``, the most one answer holds). An ``agent``
+    (a credential) may leave out ``actor`` and ``actor_kind``: the services fill
+    them in from its credential."""
     if not isinstance(data, list):
         if not isinstance(data, dict):
             raise BadRequest(
                 "the body must be a JSON object (an actum) or an array of them (a batch),"
                 f" not {_json_type(data)}"
             )
-        return [actum_from_body(chronicum_id, data)]
+        return [actum_from_body(chronicum_id, data, agent=agent)]
     most = chronica_settings.API_MAX_ACTA
     if len(data) > most:
         raise BadRequest(
@@ -209,25 +213,26 @@ def acta_from_body(chronicum_id: str, data: Any) -> list[Actum]:
     acta = []
     for position, item in enumerate(data):
         try:
-            acta.append(actum_from_body(chronicum_id, item))
+            acta.append(actum_from_body(chronicum_id, item, agent=agent))
         except BadRequest as exc:
             raise BadRequest(f"actum {position}: {exc.detail}") from None
     return acta
 
 
-def actum_from_body(chronicum_id: str, data: Any) -> Actum:
+def actum_from_body(chronicum_id: str, data: Any, *, agent: bool = False) -> Actum:
     """The actum a JSON object describes. Other keys are ignored, as the ID and the
     time are chronica's to give; ``data`` absent is ``null``."""
     if not isinstance(data, dict):
         raise BadRequest(f"an actum must be a JSON object, not {_json_type(data)}")
-    missing = [name for name in _REQUIRED_FIELDS if name not in data]
+    required = ("kind",) if agent else _REQUIRED_FIELDS
+    missing = [name for name in required if name not in data]
     if missing:
         raise BadRequest(f"missing field(s): {', '.join(missing)}")
     return Actum(
         chronicum_id=chronicum_id,
         kind=data["kind"],
-        actor_kind=data["actor_kind"],
-        actor=data["actor"],
+        actor_kind=data.get("actor_kind", ""),
+        actor=data.get("actor", ""),
         content=data.get("content", ""),
         call_id=data.get("call_id", ""),
         data=data.get("data"),

@@ -38,11 +38,11 @@ from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
-from .. import services
 from ..errors import ChronicumNotFound
 from ..services import Follower
 from ..validation import FOLLOW_PARAMETERS
 from ..values import Actum
+from .agents import chronicarius_for
 from .errors import chronica_errors
 from .inputs import arguments, names, owner_id
 from .schema import _COMMON, _INVALID, CHRONICUM_ID, RETRY_AFTER, query_parameters
@@ -140,7 +140,7 @@ class ActaStreamMixin:
         asgi = isinstance(getattr(request, "_request", request), ASGIRequest)
         with chronica_errors():
             # Every check answered now, while an error can still be a 404 or a 400.
-            follower = services.afollow(owner, chronicum_id, **follow)
+            follower = chronicarius_for(request, owner).afollow(owner, chronicum_id, **follow)
             if asgi:
                 # On the server's event loop, through its bounded asyncio pool: a
                 # thousand streams opening at once must not open a thousand

@@ -34,6 +34,12 @@ from .. import services
 from ..conf import chronica_settings
 from ..validation import WINDOW_PARAMETERS
 from . import schema
+from .agents import (
+    AgentCredentialAuthentication,
+    AgentCredentialThrottle,
+    chronicarius_for,
+    sent_agent_credential,
+)
 from .errors import PayloadTooLarge, chronica_errors, database_failure, unreachable_database
 from .inputs import (
     IDEMPOTENCY_KEY,
@@ -92,13 +98,29 @@ class BaseViewSet(ViewSet):
         classes = cast(
             Sequence[type[BaseAuthentication]], api_settings.DEFAULT_AUTHENTICATION_CLASSES
         )
-        return [authentication() for authentication in classes]
+        # An agent's credential first: a Bearer token of chronica's is never handed
+        # to another class (which would answer a confusing 401 of its own).
+        classes = [AgentCredentialAuthentication, *classes]
+        return [authentication() for authentication in dict.fromkeys(classes)]
+
+    def get_throttles(self) -> list[Any]:
+        throttles = list(super().get_throttles())
+        if AgentCredentialThrottle().get_rate() is not None:
+            throttles.append(AgentCredentialThrottle())
+        return throttles
 
     def get_authenticate_header(self, request: Request) -> str:
         # DRF asks only the first class, so with its default (session first) a
         # client never learns that Basic or Token would do. Every challenge the
         # project's classes can make is a 401 with all of them; none is a 403.
-        challenges = (a.authenticate_header(request) for a in self.get_authenticators())
+        # The agent's Bearer challenge only to a request that sent an agent's
+        # credential: for every other request the project's classes decide.
+        authenticators = [
+            a
+            for a in self.get_authenticators()
+            if not isinstance(a, AgentCredentialAuthentication) or sent_agent_credential(request)
+        ]
+        challenges = (a.authenticate_header(request) for a in authenticators)
         return ", ".join(dict.fromkeys(c for c in challenges if c))
 
     def get_permissions(self) -> Sequence[BasePermission]:
@@ -124,7 +146,9 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
         cursor = request.query_params.get("cursor")
         after = None if cursor is None else position_of(cursor, owner)
         with chronica_errors():
-            page = services.list_chronica_page(owner, limit=limit, before=after)
+            page = chronicarius_for(request, owner).list_chronica_page(
+                owner, limit=limit, before=after
+            )
         last = page.next_before
         return Response(
             {
@@ -138,7 +162,7 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
         """A new, empty chronicum: with the ID the body names, or a new unguessable one."""
         chronicum_id, owner = new_chronicum_id(request.data), owner_id(request)
         with chronica_errors():
-            chronicum = services.create_chronicum(owner, chronicum_id)
+            chronicum = chronicarius_for(request, owner).create_chronicum(owner, chronicum_id)
         location = self.reverse_action("detail", args=[chronicum.id])
         return Response(
             ChronicumSerializer(chronicum).data,
@@ -151,7 +175,7 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
         """The chronicum, if it is the caller's."""
         owner = owner_id(request)
         with chronica_errors():
-            chronicum = services.get_chronicum(owner, chronicum_id)
+            chronicum = chronicarius_for(request, owner).get_chronicum(owner, chronicum_id)
         return Response(ChronicumSerializer(chronicum).data)
 
     @extend_schema(**schema.DELETE_CHRONICUM)
@@ -159,7 +183,7 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
         """Delete the chronicum and all its acta, if it is the caller's."""
         owner = owner_id(request)
         with chronica_errors():
-            services.delete_chronicum(owner, chronicum_id)
+            chronicarius_for(request, owner).delete_chronicum(owner, chronicum_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(**schema.GET_ACTA)
@@ -173,7 +197,7 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
         most, last_n = chronica_settings.API_MAX_ACTA, window.get("last_n", 0)
         window["last_n"] = min(last_n, most) if last_n > 0 else most
         with chronica_errors():
-            page = services.get_acta_page(
+            page = chronicarius_for(request, owner).get_acta_page(
                 owner, chronicum_id, **window, max_bytes=chronica_settings.API_MAX_RESPONSE_BYTES
             )
         before = page.next_before
@@ -187,10 +211,11 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
     def record(self, request: Request, chronicum_id: str) -> Response:
         """Record one actum (a JSON object) or a batch (an array); a retry with the same
         Idempotency-Key returns what the first stored."""
-        acta = acta_from_body(chronicum_id, request.data)
+        agent = isinstance(request.auth, services.AgentIdentity)
+        acta = acta_from_body(chronicum_id, request.data, agent=agent)
         owner, key = owner_id(request), idempotency_key(request)
         with chronica_errors():
-            recorded = services.record(owner, acta, idempotency_key=key)
+            recorded = chronicarius_for(request, owner).record(owner, acta, idempotency_key=key)
         # The answer has the request's shape: a replay of a batch by one object
         # gives its first actum, as services.record_actum does.
         if isinstance(request.data, list):

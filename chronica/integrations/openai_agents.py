@@ -135,6 +135,13 @@ class ChronicaSession:
 
     ``user_actor`` is the actor of user messages (default: ``owner_id``);
     ``default_agent`` the actor of model and tool items written outside a run.
+
+    ``identity``: where the session runs in an agent service, the agent's credential
+    (``services.authenticate_credential(secret)``): every call then keeps its rules
+    (it writes only as its agent, so a user item is ``NotPermitted``; ``pop_item`` and
+    ``clear_session`` only if the credential allows them), ``owner_id`` defaults to
+    the credential's owner, and the items it writes are attested
+    (docs/agent-credentials.md).
     """
 
     session_settings: SessionSettings | None = None
@@ -143,13 +150,19 @@ class ChronicaSession:
         self,
         session_id: str,
         *,
-        owner_id: str,
+        owner_id: str | None = None,
         session_settings: SessionSettings | Mapping[str, Any] | None = None,
         user_actor: str | None = None,
         default_agent: str = "assistant",
+        identity: services.Identity | None = None,
     ) -> None:
+        if owner_id is None:
+            if identity is None:
+                raise TypeError("ChronicaSession needs an owner_id (or an identity)")
+            owner_id = identity.owner_id
         self.session_id = session_id
         self.owner_id = owner_id
+        self.identity = identity
         self.session_settings = (
             SessionSettings()
             if session_settings is None
@@ -157,6 +170,11 @@ class ChronicaSession:
         )
         self.user_actor = owner_id if user_actor is None else user_actor
         self.default_agent = default_agent
+
+    @property
+    def _calls(self) -> Any:
+        # The configured Chronicarius, acting as the identity if there is one.
+        return services if self.identity is None else services.acting_as(self.identity)
 
     def __repr__(self) -> str:
         return f"<ChronicaSession {self.session_id!r} of {self.owner_id!r}>"
@@ -169,7 +187,7 @@ class ChronicaSession:
         # Like the SDK's SQLiteSession, a negative limit is no limit.
         last_n = resolved if resolved is not None and resolved > 0 else 0
         try:
-            acta = await services.aget_acta(self.owner_id, self.session_id, last_n=last_n)
+            acta = await self._calls.aget_acta(self.owner_id, self.session_id, last_n=last_n)
         except ChronicumNotFound:
             return []
         return [item_from_actum(actum) for actum in acta]
@@ -188,12 +206,12 @@ class ChronicaSession:
             )
             for item in items
         ]
-        await _settled(services.arecord_acta(self.owner_id, acta))
+        await _settled(self._calls.arecord_acta(self.owner_id, acta))
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item; ``None`` when there is none."""
         try:
-            actum = await _settled(services.apop_actum(self.owner_id, self.session_id))
+            actum = await _settled(self._calls.apop_actum(self.owner_id, self.session_id))
         except ChronicumNotFound:
             return None
         return None if actum is None else item_from_actum(actum)
@@ -201,7 +219,7 @@ class ChronicaSession:
     async def clear_session(self) -> None:
         """Delete the chronicum and every item in it."""
         with contextlib.suppress(ChronicumNotFound):
-            await _settled(services.adelete_chronicum(self.owner_id, self.session_id))
+            await _settled(self._calls.adelete_chronicum(self.owner_id, self.session_id))
 
     def _running_agent(self) -> str:
         # The runner hands a session no agent (the run context it can pass carries none),

@@ -25,31 +25,50 @@ from ..errors import (
     IdempotencyUnsupported,
     InvalidActum,
     InvalidQuery,
+    NotPermitted,
     StateConflict,
     StoreUnsupported,
 )
 from ..interfaces import ConversationRecordStore
 from .base import TokenCounter, new_id
+from .credentials import (
+    CredentialInfo,
+    InvalidCredential,
+    IssuedCredential,
+    authenticate_credential,
+    issue_credential,
+    list_credentials,
+    revoke_credential,
+)
 from .following import Follower, Following
+from .identity import AgentIdentity, Identity, OwnerIdentity
 from .lifecycle import Lifecycle
 from .reading import Reading
 from .state import State
 from .writing import Writing
 
 __all__ = [
+    "AgentIdentity",
     "ChronicaError",
     "Chronicarius",
     "ChronicumExists",
     "ChronicumNotFound",
+    "CredentialInfo",
     "EmptyOwnerID",
     "Follower",
     "IdempotencyUnsupported",
+    "Identity",
     "InvalidActum",
+    "InvalidCredential",
     "InvalidQuery",
+    "IssuedCredential",
+    "NotPermitted",
+    "OwnerIdentity",
     "StateConflict",
     "StoreUnsupported",
     "TokenCounter",
     "acreate_chronicum",
+    "acting_as",
     "adelete_chronicum",
     "afollow",
     "aget_acta",
@@ -64,6 +83,7 @@ __all__ = [
     "arecord_acta",
     "arecord_actum",
     "aupdate_state",
+    "authenticate_credential",
     "conversation_records",
     "create_chronicum",
     "delete_chronicum",
@@ -72,8 +92,10 @@ __all__ = [
     "get_chronicarius",
     "get_chronicum",
     "get_state",
+    "issue_credential",
     "list_chronica",
     "list_chronica_page",
+    "list_credentials",
     "list_namespace",
     "new_id",
     "owner_id_for",
@@ -81,6 +103,7 @@ __all__ = [
     "record",
     "record_acta",
     "record_actum",
+    "revoke_credential",
     "update_state",
 ]
 
@@ -131,6 +154,13 @@ def get_chronicarius() -> Chronicarius:
                 )
             chronicarius = _configured
     return chronicarius
+
+
+def acting_as(identity: Identity | None) -> Chronicarius:
+    """The configured Chronicarius, for calls made by ``identity`` (see
+    :meth:`Chronicarius.acting_as`): what the API, tasks and agents call with an
+    agent's credential, so that its rules hold however the call arrives."""
+    return get_chronicarius().acting_as(identity)  # type: ignore[no-any-return]
 
 
 def reset_chronicarius() -> None:

@@ -3,6 +3,7 @@ check, and the signals sent after a commit."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import functools
@@ -13,7 +14,13 @@ from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
 
-from ..errors import ChronicumExists, ChronicumNotFound, InvalidQuery, StoreUnsupported
+from ..errors import (
+    ChronicumExists,
+    ChronicumNotFound,
+    InvalidQuery,
+    NotPermitted,
+    StoreUnsupported,
+)
 from ..interfaces import (
     AsyncStore,
     BatchStore,
@@ -33,6 +40,7 @@ from ..interfaces import (
 from ..tokens import estimate_tokens
 from ..validation import DEFAULT_MAX_ACTUM_BYTES, storable
 from ..values import ActorKind, Actum, ActumKind, Chronicum, StateChange
+from .identity import AgentIdentity, Identity
 
 __all__ = [
     "ActorKinds",
@@ -83,6 +91,8 @@ class ChronicariusBase:
 
     #: The ``sender`` of chronica's signals: ``Chronicarius`` (set where it is defined).
     signal_sender: ClassVar[type]
+    #: Who the calls are made by (``acting_as``); ``None``: a trusted server-side caller.
+    identity: Identity | None = None
 
     def __init__(
         self,
@@ -130,7 +140,51 @@ class ChronicariusBase:
         self._native_asked = False
 
     def __repr__(self) -> str:
+        if self.identity is not None:
+            return f"<Chronicarius store={self.store!r} acting as {self.identity!r}>"
         return f"<Chronicarius store={self.store!r}>"
+
+    def acting_as(self, identity: Identity | None) -> Any:
+        """This Chronicarius, for calls made by ``identity``: the owner in person
+        (``OwnerIdentity``) or an agent's credential (``AgentIdentity``), whose rules
+        every call then enforces, and whose ``recorded_by`` every actum written carries.
+        The same store and settings; cheap (a shallow copy)."""
+        if identity is not None and not isinstance(identity, Identity):
+            raise TypeError(f"acting_as takes an identity, not {type(identity).__name__}")
+        twin = copy.copy(self)
+        twin.identity = identity
+        return twin
+
+    @property
+    def _recorded_by(self) -> str | None:
+        return None if self.identity is None else self.identity.recorded_by
+
+    def _admit(
+        self, owner_id: str | None, chronicum_id: str | None = None, *, action: str = ""
+    ) -> None:
+        """The identity's rules for a call on ``owner_id``'s ``chronicum_id``: another
+        owner's chronica, and those its credential does not name, are not found; a
+        listing, delete or pop (``action``) it does not allow is ``NotPermitted``."""
+        identity = self.identity
+        if identity is None:
+            return
+        if owner_id != identity.owner_id:
+            if chronicum_id is not None:
+                raise ChronicumNotFound(chronicum_id)
+            raise NotPermitted(
+                f"this credential acts for its own owner only, not for {owner_id!r}",
+                rule="owner",
+            )
+        if not isinstance(identity, AgentIdentity):
+            return
+        if chronicum_id is not None and not identity.allows(chronicum_id):
+            raise ChronicumNotFound(chronicum_id)
+        if action and not getattr(identity, f"may_{action}", False):
+            raise NotPermitted(
+                f"the credential of {identity.actor!r} ({identity.key_id}) may not {action}:"
+                f" it is the owner's to {action}, unless the credential allows it",
+                rule=action,
+            )
 
     def _after_commit(self, callback: Callable[[], None]) -> None:
         if self._transactional is not None:
@@ -154,14 +208,15 @@ class ChronicariusBase:
 
     # -- ownership -------------------------------------------------------
 
-    @staticmethod
-    def _check_ids(owner_id: str, chronicum_id: str) -> None:
+    def _check_ids(self, owner_id: str, chronicum_id: str) -> None:
         for name, value in (("owner_id", owner_id), ("chronicum_id", chronicum_id)):
             if not isinstance(value, str):
                 raise InvalidQuery(f"{name} must be a string, not {type(value).__name__}")
         if not (storable(owner_id) and storable(chronicum_id)):
             # No store can hold such an ID, so no such chronicum exists.
             raise ChronicumNotFound(chronicum_id)
+        # Every call on one chronicum comes here: the identity's rules, if any.
+        self._admit(owner_id, chronicum_id)
 
     def _own(self, owner_id: str, chronicum_id: str, *, create: bool = False) -> Chronicum:
         """The chronicum, if it is ``owner_id``'s; with ``create``, a missing one is

@@ -19,6 +19,7 @@ from ..values import (
     Chronicum,
 )
 from .base import ChronicariusBase, async_twin, send
+from .identity import AgentIdentity
 
 __all__ = ["Lifecycle"]
 
@@ -33,6 +34,7 @@ class Lifecycle(ChronicariusBase):
         check_identifier("owner_id", owner_id)
         chronicum_id = self.id_factory() if chronicum_id is None else chronicum_id
         check_chronicum_id(chronicum_id)
+        self._admit(owner_id, chronicum_id)
         now = dt.datetime.now(dt.UTC)
         chronicum = Chronicum(chronicum_id, owner_id, now, now)
         self.store.create(chronicum)
@@ -62,6 +64,7 @@ class Lifecycle(ChronicariusBase):
     ) -> list[Chronicum]:
         """The page of ``list_chronica``, and ``more`` chronica after it."""
         check_owner(owner_id)
+        self._admit(owner_id, action="list")
         limit, position = check_listing(limit, before)
         store = self._require(self._listing, "list chronica (it is not a ListingStore)")
         if not storable(owner_id):
@@ -73,7 +76,12 @@ class Lifecycle(ChronicariusBase):
                 raise InvalidQuery(
                     f"before={position!r} is not a chronicum of this owner"
                 ) from None
-        return store.list_chronica(owner_id, limit + more, position)
+        found = store.list_chronica(owner_id, limit + more, position)
+        identity = self.identity
+        if isinstance(identity, AgentIdentity) and identity.chronica is not None:
+            # A credential limited to named chronica lists only those.
+            found = [chronicum for chronicum in found if identity.allows(chronicum.id)]
+        return found
 
     def delete_chronicum(self, owner_id: str, chronicum_id: str) -> None:
         """Delete the chronicum and all its acta. Someone else's, or a missing one,
@@ -85,6 +93,7 @@ class Lifecycle(ChronicariusBase):
             "delete a chronicum (only a DeletingStore that is an OwnerScopedStore can)",
         )
         self._check_ids(owner_id, chronicum_id)
+        self._admit(owner_id, chronicum_id, action="delete")
         store.delete(chronicum_id, owner_id)
         if chronicum_deleted.has_listeners():
             self._after_commit(
@@ -102,6 +111,7 @@ class Lifecycle(ChronicariusBase):
         check_owner(owner_id)
         store = self._require(self._popping, "pop an actum (it is not a PoppingStore)")
         self._check_ids(owner_id, chronicum_id)
+        self._admit(owner_id, chronicum_id, action="pop")
         return store.pop(chronicum_id, owner_id)
 
     acreate_chronicum = async_twin(create_chronicum)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 
@@ -15,6 +16,7 @@ from ..validation import (
 )
 from ..values import Chronicum, NamespaceListing, StateChange, StateView
 from .base import ChronicariusBase, async_twin
+from .identity import AgentIdentity
 
 __all__ = ["State"]
 
@@ -43,6 +45,7 @@ class State(ChronicariusBase):
         fresh = None
         if create:
             check_chronicum_id(chronicum_id)
+            self._admit(owner_id, chronicum_id)
             now = dt.datetime.now(dt.UTC)
             fresh = Chronicum(chronicum_id, owner_id, now, now)
         else:
@@ -66,6 +69,7 @@ class State(ChronicariusBase):
         (``<= 0``: all)."""
         check_owner(owner_id)
         check_identifier("namespace", namespace)
+        self._admit(owner_id)
         store = self._require(self._states, "keep state (it is not a StateStore)")
         query = build_query(last_n=last_n) if acta else None
         if chronicum_id is not None:
@@ -89,8 +93,14 @@ class State(ChronicariusBase):
         check_identifier("namespace", namespace)
         if owner_id is not None:
             check_owner(owner_id)
+        self._admit(owner_id, action="list")
         store = self._require(self._states, "keep state (it is not a StateStore)")
-        return store.list_namespace(namespace, owner_id)
+        listing = store.list_namespace(namespace, owner_id)
+        identity = self.identity
+        if isinstance(identity, AgentIdentity) and identity.chronica is not None:
+            kept = [(c, s) for c, s in listing.chronica if identity.allows(c.id)]
+            listing = dataclasses.replace(listing, chronica=kept)
+        return listing
 
     aupdate_state = async_twin(update_state)
     aget_state = async_twin(get_state)

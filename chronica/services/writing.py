@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from asgiref.sync import sync_to_async
 
-from ..errors import ChronicumNotFound, IdempotencyUnsupported, StoreUnsupported
+from ..errors import ChronicumNotFound, IdempotencyUnsupported, NotPermitted, StoreUnsupported
 from ..signals import actum_recorded
 from ..validation import (
     check_batch,
@@ -17,6 +18,7 @@ from ..validation import (
 )
 from ..values import Actum, Recorded, StateChange, restamped
 from .base import ChronicariusBase, Write, asend, send
+from .identity import AgentIdentity
 
 __all__ = ["Writing"]
 
@@ -64,6 +66,7 @@ class Writing(ChronicariusBase):
         """A write checked and ready for the store; ``None`` for an empty batch."""
         check_owner(owner_id)
         key = normalize_key(idempotency_key)
+        acta = self._attest(owner_id, acta)
         batch = check_batch(owner_id, acta, key, self.max_actum_bytes)
         changes = check_state_changes(state, self.max_actum_bytes) if state else []
         if changes:
@@ -78,9 +81,57 @@ class Writing(ChronicariusBase):
             raise StoreUnsupported(
                 f"{type(self.store).__name__} cannot record a batch (it is not a BatchStore)"
             )
-        to_store = [restamped(actum, self.id_factory(), None) for actum in batch]
+        recorded_by = self._recorded_by
+        to_store = [restamped(actum, self.id_factory(), None, recorded_by) for actum in batch]
         tokens = [check_token_count(self.token_counter(actum), actum) for actum in to_store]
         return Write(to_store, key, tokens, to_store[0].chronicum_id, changes)
+
+    def _attest(self, owner_id: str, acta: Sequence[Actum]) -> Sequence[Actum]:
+        """The identity's rules for a write: an agent's credential writes only into its
+        owner's chronica it names, only as its actor, with one of its actor kinds (an
+        actum that leaves ``actor`` or ``actor_kind`` empty gets the credential's);
+        anything else is refused before anything is written."""
+        identity = self.identity
+        if identity is None or isinstance(acta, str | bytes | dict | Actum):
+            return acta  # check_batch refuses what is not a list of acta
+        try:
+            acta = list(acta)  # a generator is read once, here
+        except TypeError:
+            return acta
+        if not isinstance(identity, AgentIdentity):
+            for actum in acta:
+                if isinstance(actum, Actum) and isinstance(actum.chronicum_id, str):
+                    self._admit(owner_id, actum.chronicum_id)
+            return acta
+        attested = []
+        for actum in acta:
+            if not isinstance(actum, Actum):
+                attested.append(actum)  # check_batch refuses it
+                continue
+            if isinstance(actum.chronicum_id, str):
+                self._admit(owner_id, actum.chronicum_id)
+            actor, kind = actum.actor, actum.actor_kind
+            if actor in ("", None):
+                actor = identity.actor
+            if kind in ("", None):
+                kind = identity.default_kind
+            if actor != identity.actor:
+                raise NotPermitted(
+                    f"the credential of {identity.actor!r} ({identity.key_id}) writes only"
+                    f" as {identity.actor!r}, not as {actor!r}",
+                    rule="actor",
+                )
+            if kind not in identity.actor_kinds:
+                allowed = ", ".join(sorted(k.value for k in identity.actor_kinds))
+                raise NotPermitted(
+                    f"the credential of {identity.actor!r} ({identity.key_id}) writes only"
+                    f" with actor_kind {allowed}, not {kind!r}",
+                    rule="actor_kind",
+                )
+            if actor is not actum.actor or kind is not actum.actor_kind:
+                actum = dataclasses.replace(actum, actor=actor, actor_kind=kind)
+            attested.append(actum)
+        return attested
 
     def _write(self, owner_id: str, write: Write) -> Recorded:
         """Append ``write`` for ``owner_id``, the owner checked in the same step as the

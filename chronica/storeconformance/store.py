@@ -3,6 +3,7 @@ writes, ``IdempotentStore``."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 from ..errors import ChronicumExists, ChronicumNotFound
@@ -211,6 +212,21 @@ class StoreConformance(_Base):
         read_plain = store.acta(cid, ActaQuery())[-1]
         _expect((read_plain.call_id, read_plain.data) == ("", None), "no call_id, no data")
         _expect(read_plain == plain, "an actum without data round-trips")
+
+    def test_recorded_by_round_trips(self) -> None:
+        """``Actum.recorded_by`` (who wrote it: ``"owner"``, ``"credential:<key ID>"``, or
+        ``None`` when not attested) is kept as Chronicarius sets it, and read back."""
+        store = self.make_store()
+        cid = self.new_chronicum(store).id
+        signed = dataclasses.replace(self.actum(cid, "held"), recorded_by="credential:abc123")
+        stored = store.record(signed)
+        _expect(stored.recorded_by == "credential:abc123", f"record returned {stored!r}")
+        store.record(self.actum(cid, "unattested"))
+        read = store.acta(cid, ActaQuery())
+        _expect(
+            [a.recorded_by for a in read] == ["credential:abc123", None],
+            f"recorded_by came back as {[a.recorded_by for a in read]!r}",
+        )
 
     def test_a_thousand_acta_come_back_in_write_order(self) -> None:
         store = self.make_store()

@@ -3,8 +3,14 @@
     python -m example_project.dinner.http_agent --api http://127.0.0.1:8000/api/ \\
         --token "$TOKEN" --chronicum dinner-friday
 
-The token is the person's DRF token (``manage.py drf_create_token ardian``; ``make
-demo`` prints the demo user's). The service never names an owner: the API takes
+    python -m example_project.dinner.http_agent --api http://127.0.0.1:8000/api/ \\
+        --credential "$SECRET" --chronicum dinner-friday
+
+The credential is the booking agent's own (``manage.py chronica_agent_credential
+issue --owner <id> --actor booking``; ``make demo`` prints one): with it the service
+writes only as booking. The token is the person's DRF token (``manage.py
+drf_create_token ardian``; ``make demo`` prints the demo user's), with which it
+could write as anyone. The service never names an owner: the API takes
 it from the token's user, through ``chronica.services.owner_id_for``, so the agent
 writes into that person's sessions and can reach no one else's. It needs neither
 Django settings nor the database: only the URL and the token.
@@ -26,10 +32,12 @@ from example_project.dinner.scenario import BOOKING_REPLY, BOOKING_REPLY_KEY
 def call(
     method: str, url: str, token: str, body: Any = None, **headers: str
 ) -> tuple[int, dict[str, str], Any]:
-    """One API call with the person's token: ``(status, headers, JSON body)``."""
+    """One API call with the person's token, or the agent's own credential (a
+    ``chr_agent_`` secret, sent as Bearer): ``(status, headers, JSON body)``."""
     data = None if body is None else json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, method=method)
-    request.add_header("Authorization", f"Token {token}")
+    scheme = "Bearer" if token.startswith("chr_agent_") else "Token"
+    request.add_header("Authorization", f"{scheme} {token}")
     request.add_header("Accept", "application/json")
     if data is not None:
         request.add_header("Content-Type", "application/json")
@@ -45,7 +53,13 @@ def call(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--api", required=True, help="where chronica.api.urls is included")
-    parser.add_argument("--token", required=True, help="the person's API token")
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument(
+        "--credential",
+        dest="token",
+        help="the booking agent's own credential (manage.py chronica_agent_credential issue)",
+    )
+    who.add_argument("--token", help="the person's API token (the agent may write as anyone)")
     parser.add_argument("--chronicum", default="dinner-friday")
     parser.add_argument("--content", default=BOOKING_REPLY)
     parser.add_argument("--key", default=BOOKING_REPLY_KEY, help="the reply's Idempotency-Key")

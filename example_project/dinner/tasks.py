@@ -19,13 +19,16 @@ def record_agent_reply(
     content: str,
     *,
     fail_once_after_write: bool = False,
+    credential: str | None = None,
 ) -> str:
     """Record ``actor``'s message in ``chronicum_id`` for ``owner_id``; return the actum's ID.
 
     The idempotency key comes from the task ID, which a retry keeps, so however
     often Celery runs this task the reply is recorded once and every run returns
     the first actum's ID. ``fail_once_after_write`` makes the first run fail right
-    after its write, the case the key exists for.
+    after its write, the case the key exists for. ``credential``: the agent's own
+    (its secret), with which the task writes only as that agent, attested; without
+    it the task is a trusted server-side writer.
     """
     reply = Actum(
         chronicum_id=chronicum_id,
@@ -34,7 +37,10 @@ def record_agent_reply(
         actor=actor,
         content=content,
     )
-    stored = services.record_actum(owner_id, reply, idempotency_key=f"celery-{self.request.id}")
+    writer: Any = services
+    if credential is not None:
+        writer = services.acting_as(services.authenticate_credential(credential))
+    stored = writer.record_actum(owner_id, reply, idempotency_key=f"celery-{self.request.id}")
     if fail_once_after_write and self.request.retries == 0:
         raise self.retry(
             exc=LostAcknowledgement("the write landed, its answer was lost"), countdown=0

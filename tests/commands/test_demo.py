@@ -99,6 +99,12 @@ def test_booking_reply_retried_reworded_is_recorded_once() -> None:
         (stored_id, scenario.BOOKING_REPLY)
     ]
     assert "dinner-friday holds 8 acta" in output
+    # Issue 21: booking's reply is written with booking's own credential, and the
+    # forged consent of a prompt-injected booking agent is refused.
+    assert [a.recorded_by.startswith("credential:") for a in acta if a.actor == "booking"] == [True]
+    assert "refused (actor): the credential of 'booking'" in output
+    assert "nothing written: dinner-friday still holds 8 acta." in output
+    assert printed(output, "  Authorization: Bearer ").startswith("chr_agent_")
 
 
 def test_the_google_adk_runner_keeps_its_session_in_chronica_and_it_reloads_equal() -> None:

@@ -92,7 +92,9 @@ def test_migrate_created_the_functions(postgres):
         assert cursor.fetchall() == [
             ("chronica_owns", "boolean", "s"),  # STABLE: the window's own snapshot
             ("chronica_record_acta", "bigint", "v"),
+            ("chronica_record_acta_by", "bigint", "v"),  # migration 0006: recorded_by
             ("chronica_record_actum", "bigint", "v"),
+            ("chronica_record_actum_by", "bigint", "v"),
         ]
 
 
@@ -149,6 +151,28 @@ def test_a_write_is_one_call_of_a_function(postgres):
     assert "INSERT INTO acta" in keyed[0]
     contents = [a.content for a in services.get_acta(OWNER, first.chronicum_id)]
     assert contents == [a.content for a in [first, *rest, scenario.booking_reply()]]
+
+
+def test_an_attested_write_is_one_call_of_migration_0006s_function(postgres):
+    from chronica.services import AgentIdentity
+
+    first, *_ = scenario.acta()
+    services.record_actum(OWNER, first)
+    booking = services.acting_as(AgentIdentity(owner_id=OWNER, actor="booking", key_id="k0"))
+    reply = scenario.booking_reply()
+    one = statements(lambda: booking.record_actum(OWNER, reply))
+    assert len(one) == 1, one
+    assert "chronica_record_actum_by(" in one[0]
+    batch = statements(lambda: booking.record_acta(OWNER, [reply, reply]))
+    assert len(batch) == 1, batch
+    assert "chronica_record_acta_by(" in batch[0]
+    acta = services.get_acta(OWNER, first.chronicum_id)
+    assert [a.recorded_by for a in acta] == [
+        None,
+        "credential:k0",
+        "credential:k0",
+        "credential:k0",
+    ]
 
 
 def test_another_owners_chronicum_is_not_written_by_the_function(postgres):

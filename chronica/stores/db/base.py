@@ -200,7 +200,7 @@ class BaseDialect:
         t = table
         return (
             f"{t}id, {t}kind, {t}actor_kind, {t}actor, {t}content, {self.timestamp(t + 'at')},"
-            f" {t}call_id, {t}data"
+            f" {t}call_id, {t}data, {t}recorded_by"
         )
 
     def data_octets(self, column: str) -> str:
@@ -234,7 +234,7 @@ class BaseDialect:
 
     insert_columns = (
         "id, chronicum_id, kind, actor_kind, actor, content, at, call_id, data, tokens,"
-        " idempotency_key"
+        " idempotency_key, recorded_by"
     )
 
     # -- statements --------------------------------------------------------------
@@ -271,7 +271,8 @@ class BaseDialect:
     # A write first, so that SQLite takes its write lock before it reads.
     lock = Template("{touch_owned}")
     insert = Template(
-        "INSERT INTO {acta} ({insert_columns}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+        "INSERT INTO {acta} ({insert_columns})"
+        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     )
     bump = Template("UPDATE {chronica} SET last_activity_at = %s WHERE id = %s")
     delete_acta = Template("DELETE FROM {acta} WHERE chronicum_id = %s")
@@ -406,7 +407,7 @@ WHERE w.running <= %s ORDER BY w.seq DESC
 SELECT o.owned, o.top, {p.columns}, p.seq
 FROM (SELECT {owned} AS owned, ({newest_seq}) AS top) o
 LEFT JOIN (
-    SELECT seq, id, kind, actor_kind, actor, content, at, call_id, data FROM {acta}
+    SELECT seq, id, kind, actor_kind, actor, content, at, call_id, data, recorded_by FROM {acta}
     WHERE {chronicum_is} AND seq > %s{filters}
       AND EXISTS {owned}
     ORDER BY chronicum_id, seq LIMIT %s
@@ -430,7 +431,9 @@ ORDER BY p.seq
 
     # -- writing -----------------------------------------------------------------
 
-    def use_functions(self, database: Database, *, writing: bool) -> Plan[bool]:
+    def use_functions(
+        self, database: Database, *, writing: bool, attested: bool = False
+    ) -> Plan[bool]:
         """Whether a write (``writing``) or a window calls migration 0004's functions:
         a plan, since it may have to look them up."""
         yield from ()

@@ -90,7 +90,11 @@ def record_plan(
     replay, the read of the first batch; once a process, the lookup of the write
     functions of ``database``)."""
     chronicum_id = acta[0].chronicum_id
-    functions = key is None and (yield from dialect.use_functions(database, writing=True))
+    # An attested write calls migration 0006's functions (0004's write no recorded_by).
+    attested = any(a.recorded_by is not None for a in acta)
+    functions = key is None and (
+        yield from dialect.use_functions(database, writing=True, attested=attested)
+    )
     rows = yield dialect.record_statement(acta, key, tokens, owner_id, functions=functions)
     if key is None:
         if not rows or rows[0][0] is None:
@@ -142,6 +146,7 @@ def record_in_transaction(
                 None if a.data is None else dumps_data(a.data),
                 count,
                 member_key,
+                a.recorded_by,
             )
             for a, count, member_key in zip(acta, tokens, member_keys(key, len(acta)), strict=True)
         ]
@@ -177,8 +182,8 @@ def after_plan(
     rows = yield dialect.after_sql(owner_id, chronicum_id, query, position, limit)
     if not rows or rows[0][0] is None:
         return None
-    acta = [actum(chronicum_id, row[2:10]) for row in rows if row[10] is not None]
+    acta = [actum(chronicum_id, row[2:11]) for row in rows if row[11] is not None]
     if len(acta) >= limit:
-        return acta, int(rows[-1][10])
+        return acta, int(rows[-1][11])
     # Every actum up to the horizon was read, the filtered-out ones included.
     return acta, max(position, int(rows[0][1] or 0))

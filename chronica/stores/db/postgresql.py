@@ -46,7 +46,7 @@ WITH c AS (
 ), ins AS (
     INSERT INTO {acta} ({insert_columns})
     SELECT v.id, c.id, v.kind, v.actor_kind, v.actor, v.content, c.last_activity_at,
-           v.call_id, v.data::jsonb, v.tokens, NULL
+           v.call_id, v.data::jsonb, v.tokens, NULL, v.recorded_by
     FROM c, {source}
     ORDER BY v.n
 )
@@ -60,13 +60,13 @@ WITH c AS (
     SELECT id FROM {chronica} WHERE id = %s{owner} FOR UPDATE
 ), first AS (
     INSERT INTO {acta} ({insert_columns})
-    SELECT %s, c.id, %s, %s, %s, %s, clock_timestamp(), %s, %s::jsonb, %s, %s FROM c
+    SELECT %s, c.id, %s, %s, %s, %s, clock_timestamp(), %s, %s::jsonb, %s, %s, %s FROM c
     ON CONFLICT (chronicum_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING chronicum_id, at
 ), rest AS (
     INSERT INTO {acta} ({insert_columns})
     SELECT v.id, first.chronicum_id, v.kind, v.actor_kind, v.actor, v.content, first.at,
-           v.call_id, v.data::jsonb, v.tokens, v.key
+           v.call_id, v.data::jsonb, v.tokens, v.key, v.recorded_by
     FROM first, {batch}
     ORDER BY v.n
 ), upd AS (
@@ -84,7 +84,7 @@ _WRITTEN_KEYED = {
 }
 
 
-_FUNCTIONS: dict[tuple[str, str], bool] = {}
+_FUNCTIONS: dict[tuple[str, ...], bool] = {}
 """Whether migration 0004's functions exist, by (alias, database name): looked up on
 the first write or window of a process, since the tables cannot lose them without a
 migration."""
@@ -114,13 +114,21 @@ class PostgreSQLDialect(BaseDialect):
 
     # -- migration 0004's functions (chronica.stores.db.functions_0004) ----------
 
+    # Migration 0004's functions, and 0006's (the attested writes), in one lookup.
     find_functions = (
         "SELECT to_regproc('chronica_record_actum') IS NOT NULL"
         " AND to_regproc('chronica_record_acta') IS NOT NULL"
-        " AND to_regproc('chronica_owns') IS NOT NULL"
+        " AND to_regproc('chronica_owns') IS NOT NULL,"
+        " to_regproc('chronica_record_actum_by') IS NOT NULL"
+        " AND to_regproc('chronica_record_acta_by') IS NOT NULL"
     )
     record_actum_call = "SELECT chronica_record_actum(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     record_acta_call = "SELECT chronica_record_acta(%s, %s, %s::json)"
+    # Migration 0006's, for attested writes (with recorded_by).
+    record_actum_by_call = (
+        "SELECT chronica_record_actum_by(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+    )
+    record_acta_by_call = "SELECT chronica_record_acta_by(%s, %s, %s::json)"
 
     def owner_check(self, functions: bool) -> str:
         # chronica_owns runs once, in front of the scan, on the plan it keeps for the
@@ -131,21 +139,23 @@ class PostgreSQLDialect(BaseDialect):
 
     one_actum = Template(
         "(VALUES (%s::varchar, %s::varchar, %s::varchar, %s::varchar, %s::text, %s::varchar,"
-        " %s::text, %s::bigint, 1::bigint)) AS v(id, kind, actor_kind, actor, content, call_id,"
-        " data, tokens, n)"
+        " %s::text, %s::bigint, %s::varchar, 1::bigint)) AS v(id, kind, actor_kind, actor,"
+        " content, call_id, data, tokens, recorded_by, n)"
     )
     batch = Template(
         "ROWS FROM (json_to_recordset(%s::json) AS (id varchar, kind varchar,"
         " actor_kind varchar, actor varchar, content text, call_id varchar, data text,"
-        " tokens bigint, key varchar)) WITH ORDINALITY AS"
-        " v(id, kind, actor_kind, actor, content, call_id, data, tokens, key, n)"
+        " tokens bigint, recorded_by varchar, key varchar)) WITH ORDINALITY AS"
+        " v(id, kind, actor_kind, actor, content, call_id, data, tokens, recorded_by, key, n)"
     )
     record_one = Template(_RECORD, source="{one_actum}", **_WRITTEN)
     record_batch = Template(_RECORD, source="{batch}", **_WRITTEN)
     record_keyed = Template(_RECORD_KEYED, owner="", **_WRITTEN_KEYED)
     record_keyed_owned = Template(_RECORD_KEYED, owner=" AND owner_id = %s", **_WRITTEN_KEYED)
 
-    def use_functions(self, database: Database, *, writing: bool) -> Plan[bool]:
+    def use_functions(
+        self, database: Database, *, writing: bool, attested: bool = False
+    ) -> Plan[bool]:
         """Where the database has them (looked up once a process), except for a write
         where the connections prepare statements: a prepared write is planned once a
         connection, and then runs faster than the function (a window's owner check is
@@ -153,11 +163,13 @@ class PostgreSQLDialect(BaseDialect):
         if writing and database.prepares:
             return False
         key = (database.alias, database.name)
+        by = (database.alias, database.name, "recorded_by")
         functions = _FUNCTIONS.get(key)
         if functions is None:
             found = yield self.find_functions, []
             functions = _FUNCTIONS[key] = bool(found[0][0])
-        return functions
+            _FUNCTIONS[by] = functions and bool(found[0][1])
+        return _FUNCTIONS.get(by, False) if attested else functions
 
     def record_statement(
         self,
@@ -169,18 +181,31 @@ class PostgreSQLDialect(BaseDialect):
         functions: bool,
     ) -> Statement:
         chronicum_id = acta[0].chronicum_id
+        attested = any(a.recorded_by is not None for a in acta)
         if key is None and len(acta) == 1:
-            sql = self.record_actum_call if functions else self.record_one
-            return sql, [chronicum_id, owner_id, *actum_params(acta[0], tokens[0])]
+            params = actum_params(acta[0], tokens[0])
+            if functions and attested:
+                return self.record_actum_by_call, [chronicum_id, owner_id, *params]
+            if functions:
+                # The function takes every column but recorded_by (always NULL here).
+                return self.record_actum_call, [chronicum_id, owner_id, *params[:-1]]
+            return self.record_one, [chronicum_id, owner_id, *params]
         if key is None:
+            if functions and attested:
+                return self.record_acta_by_call, [
+                    chronicum_id,
+                    owner_id,
+                    batch_json(acta, None, tokens),
+                ]
             sql = self.record_acta_call if functions else self.record_batch
             return sql, [chronicum_id, owner_id, batch_json(acta, None, tokens)]
         sql = self.record_keyed if owner_id is None else self.record_keyed_owned
         return sql, [
             chronicum_id,
             *([] if owner_id is None else [owner_id]),
-            *actum_params(acta[0], tokens[0]),
+            *actum_params(acta[0], tokens[0])[:-1],
             key,
+            acta[0].recorded_by,
             batch_json(acta[1:], member_keys(key, len(acta))[1:], tokens[1:]),
             chronicum_id,  # the UPDATE names it too: a partition, not a join, finds it
         ]

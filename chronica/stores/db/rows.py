@@ -45,6 +45,7 @@ def actum(chronicum_id: str, row: Sequence[Any]) -> Actum:
         utc(row[5]),
         row[6],
         None if data is None else loads_data(data),
+        row[8],
     )
 
 
@@ -57,12 +58,23 @@ def member_keys(key: str | None, count: int) -> list[str | None]:
     return keys
 
 
-_ACTUM_PARAMS = ("id", "kind", "actor_kind", "actor", "content", "call_id", "data", "tokens")
+_ACTUM_PARAMS = (
+    "id",
+    "kind",
+    "actor_kind",
+    "actor",
+    "content",
+    "call_id",
+    "data",
+    "tokens",
+    "recorded_by",
+)
 
 
 def actum_params(actum: Actum, tokens: int | None) -> list[Any]:
     """One actum's columns as the PostgreSQL writes take them, in the order of
-    ``_ACTUM_PARAMS`` (data as JSON text)."""
+    ``_ACTUM_PARAMS`` (data as JSON text; ``recorded_by`` last, which migration 0004's
+    functions do not take)."""
     return [
         actum.id,
         actum.kind.value,
@@ -72,6 +84,7 @@ def actum_params(actum: Actum, tokens: int | None) -> list[Any]:
         actum.call_id,
         None if actum.data is None else dumps_data(actum.data),
         tokens,
+        actum.recorded_by,
     ]
 
 

@@ -56,7 +56,6 @@ def test_the_state_snippet_runs_as_written(ardian):
     assert services.get_acta(owner, "dinner-friday")[0].content == "Make it 7pm."
 
 
-
 def test_the_docs_page_snippet_runs_as_written():
     """docs/google-adk.md: its one Python block, then the calls its text describes."""
     page = Path(__file__).resolve().parents[3] / "docs" / "google-adk.md"

@@ -1,0 +1,86 @@
+"""Issue 21 in the admin: issuing a credential shows its secret once; the transcript
+shows who wrote each actum beside its actor and marks the unattested ones."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+import pytest
+from django.urls import reverse
+
+from chronica import Actum, models, services
+from chronica.services import AgentIdentity, OwnerIdentity
+
+from ..scenario import CHRONICUM, OWNER
+
+pytestmark = pytest.mark.django_db
+
+ADD = reverse("admin:chronica_agentcredential_add")
+CHANGELIST = reverse("admin:chronica_agentcredential_changelist")
+
+
+def said(actor_kind: str, actor: str, content: str) -> Actum:
+    return Actum(
+        chronicum_id=CHRONICUM, kind="message", actor_kind=actor_kind, actor=actor, content=content
+    )
+
+
+def test_issuing_shows_the_secret_once_and_stores_its_hash(admin_client):
+    answer = admin_client.post(
+        ADD,
+        {
+            "owner_id": OWNER,
+            "actor": "booking",
+            "actor_kinds": ["agent"],
+            "chronica": f"{CHRONICUM}\n",
+            "expires_in": "7d",
+        },
+    )
+    assert answer.status_code == 200, answer.content[:2000]
+    html = answer.content.decode()
+    (secret,) = re.findall(r'<code id="chronica-secret"[^>]*>([^<]+)</code>', html)
+    secret = unescape(secret)
+    identity = services.authenticate_credential(secret)
+    assert (identity.actor, identity.chronica) == ("booking", frozenset({CHRONICUM}))
+    assert "no-store" in answer["Cache-Control"]
+    row = models.AgentCredential.objects.get()
+    assert secret not in repr(row.__dict__)
+    change = admin_client.get(reverse("admin:chronica_agentcredential_change", args=[row.pk]))
+    assert change.status_code == 200
+    assert secret not in change.content.decode()
+    assert row.secret_hash not in change.content.decode()
+    listing = admin_client.get(CHANGELIST).content.decode()
+    assert row.key_id in listing
+    assert "active" in listing
+
+
+def test_a_human_kind_or_bad_duration_is_a_form_error(admin_client):
+    answer = admin_client.post(
+        ADD, {"owner_id": OWNER, "actor": "booking", "actor_kinds": ["human"], "expires_in": "x"}
+    )
+    assert answer.status_code == 200
+    assert answer.context["adminform"].form.errors.keys() >= {"actor_kinds", "expires_in"}
+    assert not models.AgentCredential.objects.exists()
+
+
+def test_revoke_action(admin_client):
+    issued = services.issue_credential(OWNER, "booking")
+    admin_client.post(CHANGELIST, {"action": "revoke", "_selected_action": [issued.info.key_id]})
+    assert models.AgentCredential.objects.get().revoked_at is not None
+
+
+def test_the_transcript_shows_provenance_and_marks_the_unattested(admin_client):
+    services.record_actum(OWNER, said("human", "ardian", "Seed-only writer."))
+    services.acting_as(OwnerIdentity(OWNER)).record_actum(OWNER, said("human", "ardian", "Me."))
+    agent = AgentIdentity(owner_id=OWNER, actor="booking", key_id="b00k1n9b00k1")
+    services.acting_as(agent).record_actum(OWNER, said("", "", "Held."))
+    html = admin_client.get(reverse("admin:chronica_chronicum_change", args=[CHRONICUM]))
+    marks = [
+        unescape(m).strip()
+        for m in re.findall(
+            r'<span class="chronica-provenance[^"]*"[^>]*>(.*?)</span>', html.content.decode(), re.S
+        )
+    ]
+    assert marks == ["⚠ not attested", "by owner", "by credential b00k1n9b00k1"]
+    assert html.content.decode().count("chronica-unattested") == 1
