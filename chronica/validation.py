@@ -76,7 +76,7 @@ def check_owner(owner_id: object) -> None:
         raise EmptyOwnerID("owner_id is empty")
     if not isinstance(owner_id, str):
         raise OwnerIDNotAString(
-            f"owner_id must be a str, not {type(owner_id).__name__}:"
+            f"owner_id must be a string, not {type(owner_id).__name__}:"
             " pass services.owner_id_for(user) (or str(user.pk))"
         )
 

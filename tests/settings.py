@@ -31,7 +31,11 @@ if TEST_DB == "postgres":
     # PgBouncer in transaction mode, and live follow LISTENs past it, as deployed.
     LISTEN_URL = os.environ.get("CHRONICA_TEST_PG_LISTEN_URL")
     if LISTEN_URL:
-        DATABASES["listen"] = {**dj_database_url.parse(LISTEN_URL), "TEST": {"MIRROR": "default"}}
+        DATABASES["listen"] = {
+            **dj_database_url.parse(LISTEN_URL),
+            "OPTIONS": {"connect_timeout": 10},
+            "TEST": {"MIRROR": "default"},
+        }
         CHRONICA = {"LISTEN_DATABASE": "listen"}
     # A second connection to the same database, as a read replica would be one
     # (tests/core/test_read_databases.py); nothing reads from it unless

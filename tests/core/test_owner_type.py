@@ -28,7 +28,7 @@ CALLS = {
 @pytest.mark.parametrize("call", CALLS, ids=list(CALLS))
 @pytest.mark.parametrize("owner", [1, 1.0, b"1", ["1"]], ids=["int", "float", "bytes", "list"])
 def test_an_owner_that_is_no_string_is_a_type_error(call: str, owner: Any) -> None:
-    with pytest.raises(TypeError, match=rf"owner_id must be a str, not {type(owner).__name__}"):
+    with pytest.raises(TypeError, match=rf"owner_id must be a string, not {type(owner).__name__}"):
         CALLS[call](owner)
     assert list(services.list_chronica("1")) == []
 
