@@ -133,6 +133,12 @@ kill_primary() {
     kill -9 "$postmaster" $(ps -o pid= --ppid "$postmaster") 2>/dev/null || true
 }
 
+restart_primary() {
+    # A fast restart of the primary (its clients' connections end), as an operator does.
+    local dir=$1
+    as_owner "$BIN/pg_ctl" -D "$dir/primary" -l "$dir/primary.log" -m fast -w -t 60 restart >/dev/null
+}
+
 promote() {
     local dir=$1
     as_owner "$BIN/pg_ctl" -D "$dir/replica" -w -t 60 promote >/dev/null
@@ -161,6 +167,7 @@ case $command in
     stop) stop "$@" ;;
     kill-primary) kill_primary "$@" ;;
     promote) promote "$@" ;;
+    restart-primary) restart_primary "$@" ;;
     try) try "$@" ;;
-    *) echo "usage: $0 start DIR [--sync] [--delay MS] | kill-primary DIR | promote DIR | stop DIR | try" >&2; exit 2 ;;
+    *) echo "usage: $0 start DIR [--sync] [--delay MS] | kill-primary DIR | restart-primary DIR | promote DIR | stop DIR | try" >&2; exit 2 ;;
 esac

@@ -5,6 +5,7 @@ command a run; the last line printed is its answer, as JSON.
     python -m tests.cluster_work reads PAIRS SECONDS
     python -m tests.cluster_work writer NAME SECONDS LOG
     python -m tests.cluster_work verify NAME...
+    python -m tests.cluster_work restart DIR
 """
 
 from __future__ import annotations
@@ -112,7 +113,49 @@ def verify(*names: str) -> dict:
     return found
 
 
-COMMANDS = {"migrate": migrate, "reads": reads, "writer": writer, "verify": verify}
+def restart(directory: str) -> dict:
+    """Record, restart the cluster's primary under the open connection, record again:
+    the call that meets the dead connection may fail (DatabaseError), the next works
+    on a new connection, and nothing is lost or doubled."""
+    import contextlib
+    import subprocess
+    from pathlib import Path
+
+    from django.db import DatabaseError, connection
+
+    from chronica import services
+
+    chronicum = services.create_chronicum(OWNER, "restart").id
+    before = services.record_actum(OWNER, _actum(chronicum, "before the restart")).id
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    script = Path(__file__).resolve().parent.parent / "scripts" / "pg-cluster.sh"
+    subprocess.run(["bash", str(script), "restart-primary", directory], check=True, timeout=120)
+    failed = 0
+    with contextlib.suppress(DatabaseError):
+        services.get_acta(OWNER, chronicum)
+        failed = -1
+    failed += 1
+    after = services.record_actum(OWNER, _actum(chronicum, "after the restart")).id
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        new_pid = cursor.fetchone()[0]
+    return {
+        "acta": [a.id for a in services.get_acta(OWNER, chronicum)],
+        "written": [before, after],
+        "first_call_failed": bool(failed),
+        "new_connection": new_pid != pid,
+    }
+
+
+COMMANDS = {
+    "migrate": migrate,
+    "reads": reads,
+    "writer": writer,
+    "verify": verify,
+    "restart": restart,
+}
 
 
 def main(argv: list[str]) -> None:

@@ -9,12 +9,7 @@ the next call through chronica.services must work, and nothing recorded is lost.
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
-import subprocess
-import time
 
-import psycopg
 import pytest
 from asgiref.sync import sync_to_async
 from django.db import DatabaseError, connection, connections, transaction
@@ -144,56 +139,15 @@ def asyncio_pids() -> list[int]:
     return [row[0] for row in rows]
 
 
-def local_cluster() -> tuple[str, str]:
-    """(version, name) of the local cluster serving the test database, or skip."""
-    if os.environ.get("CHRONICA_TEST_NO_SERVER_RESTART") == "1":
-        pytest.skip(
-            "CHRONICA_TEST_NO_SERVER_RESTART=1: other suites share this server, so it is not"
-            " restarted under them"
-        )
-    if connection.settings_dict["HOST"] not in ("127.0.0.1", "localhost", "::1"):
-        pytest.skip("the test database is not on this machine: it cannot be restarted from here")
-    if shutil.which("pg_lsclusters") is None or shutil.which("pg_ctlcluster") is None:
-        pytest.skip("pg_lsclusters / pg_ctlcluster not installed: cannot restart the server")
-    port = str(connection.settings_dict["PORT"])
-    listed = subprocess.run(["pg_lsclusters", "-h"], capture_output=True, text=True, check=True)
-    for line in listed.stdout.splitlines():
-        version, name, cluster_port, *_ = line.split()
-        if cluster_port == port:
-            return version, name
-    pytest.skip(f"no local cluster listens on port {port}")
-
-
-def wait_until_accepting(deadline_s: float = 120) -> None:
-    deadline = time.monotonic() + deadline_s
-    while True:
-        try:
-            with server_connection(connect_timeout=2) as probe:
-                probe.execute("SELECT 1")
-            return
-        except psycopg.OperationalError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
-
-
 @pytest.mark.slow
 def test_the_call_after_a_server_restart_works(postgres):
-    version, name = local_cluster()
-    dinner = record_dinner()
-    pid = backend_pid()
+    # A server of our own (tests/clusters.py), restarted under an open connection: the
+    # shared server of the machine is never restarted under the other suites.
+    from ..clusters import cluster
 
-    # Disturbs every other client of this server for a few seconds: kept to this one test.
-    subprocess.run(
-        ["pg_ctlcluster", "--skip-systemctl-redirect", version, name, "restart"],
-        check=True,
-        timeout=180,
-    )
-    wait_until_accepting()
-
-    with contextlib.suppress(DatabaseError):
-        services.get_acta(OWNER, CHRONICUM)
-
-    reply = record_booking_reply()
-    assert services.get_acta(OWNER, CHRONICUM) == [*dinner, reply]
-    assert backend_pid() != pid
+    with cluster() as c:
+        primary = {"default": c.database(c.primary_port)}
+        c.run("migrate", databases=primary, timeout=120)
+        answer = c.run("restart", str(c.directory), databases=primary, timeout=180)
+    assert answer["acta"] == answer["written"]
+    assert answer["new_connection"]
