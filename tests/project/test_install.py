@@ -179,6 +179,23 @@ def test_a_new_project_follows_the_readme_and_serves_ardian(checkout: Checkout) 
         assert status == 200
         assert json.loads(body)["owner_id"] == acta_owner(base, url, token)
 
+        # "Agents that run as services": booking's own credential, issued as the README
+        # shows; its forged message from ardian is refused and nothing is written.
+        issue, forge, *_ = commands(blocks(section("Agents that run as services"), "sh")[0])
+        assert issue.startswith("SECRET=$("), issue
+        assert issue.endswith(")"), issue
+        owner = acta_owner(base, url, token)
+        minted = issue.removeprefix("SECRET=$(").removesuffix(")")
+        secret = checkout.sh(minted.replace("--owner 1", f"--owner {owner}")).strip()
+        assert secret.startswith("chr_agent_"), secret
+        checkout.env["SECRET"] = secret
+        refused = json.loads(checkout.sh(forge.replace("127.0.0.1:8000", f"127.0.0.1:{port}")))
+        assert refused["rule"] == "actor", refused
+        status, body = fetch(
+            f"{base}/api/chronica/dinner-friday/acta/", Authorization=f"Token {token}"
+        )
+        assert [a["content"] for a in json.loads(body)] == ["Held."]
+
         # Swagger UI from the sidecar: a page and its script, both from this server.
         status, page = fetch(f"{base}/api/docs/")
         assert status == 200
