@@ -37,7 +37,9 @@ def _interpreter(version: str) -> str:
 )
 def tests(session: nox.Session, django: str) -> None:
     session.install("--upgrade", "pip>=25.1")
-    session.install("-e", ".[api,postgres]", "--group", "test", f"django~={django}.0")
+    session.install(
+        "-e", ".[api,postgres]", "--group", "test", "--group", "docs", f"django~={django}.0"
+    )
     env = {
         "PYTHONPATH": os.getcwd(),
         "PYTHONWARNINGS": "error::DeprecationWarning",
