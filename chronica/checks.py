@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-from .conf import DEFAULTS, _resolve, chronica_settings
+from .conf import DEFAULTS, _resolve, chronica_settings, is_postgresql
 
 
 @register(Tags.compatibility)
@@ -114,9 +114,7 @@ def check_database_timeouts(app_configs: Any = None, **kwargs: Any) -> list[Chec
     every request (one thread each) forever."""
     warnings: list[CheckMessage] = []
     for alias, database in settings.DATABASES.items():
-        if "postgresql" not in str(database.get("ENGINE", "")) and "postgis" not in str(
-            database.get("ENGINE", "")
-        ):
+        if not is_postgresql(database):
             continue
         options = database.get("OPTIONS") or {}
         if not isinstance(options, Mapping):
@@ -145,8 +143,7 @@ POOLER_HOSTS = ("bouncer", "pooler", "pgcat", "odyssey", "supavisor")
 
 def looks_pooled(settings_dict: Mapping[str, Any]) -> str | None:
     """Why the database of ``settings_dict`` looks reached through a pooler, or ``None``."""
-    engine = str(settings_dict.get("ENGINE", ""))
-    if "postgresql" not in engine and "postgis" not in engine:
+    if not is_postgresql(settings_dict):
         return None
     port, host = str(settings_dict.get("PORT") or ""), str(settings_dict.get("HOST") or "")
     if port in POOLER_PORTS:

@@ -55,6 +55,12 @@ def _limit(name: str, value: Any, *, allow_none: bool) -> int | None:
     return value
 
 
+def is_postgresql(database: Mapping[str, Any]) -> bool:
+    """Whether a ``DATABASES`` entry is PostgreSQL (Django's backend or PostGIS's)."""
+    engine = str(database.get("ENGINE", ""))
+    return "postgresql" in engine or "postgis" in engine
+
+
 class ChronicaSettings:
     """One typed property per setting; each reads ``django.conf.settings`` when accessed."""
 
@@ -156,8 +162,8 @@ class ChronicaSettings:
                 "CHRONICA['LISTEN_DATABASE'] must be None or an alias of DATABASES"
                 f" ({', '.join(settings.DATABASES)}), not {value!r}"
             )
-        engine = str(settings.DATABASES[value].get("ENGINE", ""))
-        if "postgresql" not in engine and "postgis" not in engine:
+        if not is_postgresql(settings.DATABASES[value]):
+            engine = settings.DATABASES[value].get("ENGINE")
             raise ImproperlyConfigured(
                 f"CHRONICA['LISTEN_DATABASE'] = {value!r} must be a PostgreSQL database,"
                 f" not {engine or 'one without an ENGINE'}"
