@@ -4,7 +4,7 @@ unattested writes. The texts never change (see ``functions_0004``)."""
 
 __all__ = ["DROP", "RECORD_ACTA_BY", "RECORD_ACTUM_BY"]
 
-FOLLOWED = 0x63726F6E  # chronica.stores.pg_listen.FOLLOWED
+FOLLOWED = 0x63726F6E  # chronica.stores.listener.FOLLOWED
 ACTA = "acta"
 CHRONICA = "chronica"
 
