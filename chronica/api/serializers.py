@@ -100,6 +100,14 @@ class ActumSerializer(serializers.Serializer[Any]):
         help_text="The structured form of the actum, any JSON value, given back as recorded;"
         " null when none was given.",
     )
+    recorded_by = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="Who wrote it, set by chronica: `owner` for the owner signed in as themselves,"
+        " `credential:<key ID>` for an agent's credential; null when the actor was not"
+        " attested (a trusted server-side call, or a writer that knows only the seed's"
+        " columns).",
+    )
 
 
 class ActumWriteSerializer(serializers.Serializer[Any]):

@@ -32,6 +32,7 @@ ACTUM_FIELDS = {
     "at",
     "call_id",
     "data",
+    "recorded_by",
 }
 
 
@@ -139,10 +140,11 @@ class TestDinnerFriday:
         first = dinner[0]
         assert set(first) == ACTUM_FIELDS
         assert first["chronicum_id"] == CHRONICUM
-        assert (first["kind"], first["actor_kind"], first["actor"]) == (
+        assert (first["kind"], first["actor_kind"], first["actor"], first["recorded_by"]) == (
             "message",
             "human",
             "ardian",
+            "owner",
         )
         assert len(first["id"]) == 32
         assert first["at"]

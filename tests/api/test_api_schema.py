@@ -139,8 +139,12 @@ class TestSchema:
             "ActumOrBatch",
             "Recorded",
         } <= set(schemas)
-        assert {"call_id", "data"} <= set(schemas["Actum"]["required"])
+        assert {"call_id", "data", "recorded_by"} <= set(schemas["Actum"]["required"])
         assert schemas["Actum"]["properties"]["data"]["nullable"] is True
+        recorded_by = schemas["Actum"]["properties"]["recorded_by"]
+        assert (recorded_by["nullable"], recorded_by["readOnly"]) == (True, True)
+        assert "credential:<key ID>" in recorded_by["description"]
+        assert "recorded_by" not in schemas["ActumWrite"]["properties"]
         one, many = schemas["ActumOrBatch"]["oneOf"]
         assert one == {"$ref": "#/components/schemas/ActumWrite"}
         assert many == {"type": "array", "items": one}
