@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from .. import models
+from ..services.identity import provenance
 from .filters import acta_changelist_url
 
 TRANSCRIPT_LIMIT = 200
@@ -113,17 +114,6 @@ def bounded_acta(queryset: QuerySet[models.Actum]) -> QuerySet[models.Actum]:
 
 
 # -- the transcript -----------------------------------------------------------------
-
-NOT_ATTESTED = "not attested"
-
-
-def provenance(recorded_by: str | None) -> str:
-    """``acta.recorded_by`` as the admin shows it beside the actor."""
-    if recorded_by is None:
-        return NOT_ATTESTED
-    if recorded_by.startswith("credential:"):
-        return "credential " + recorded_by.removeprefix("credential:")
-    return recorded_by
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from ..values import ActorKind
 
-__all__ = ["AgentIdentity", "Identity", "OwnerIdentity"]
+__all__ = ["NOT_ATTESTED", "AgentIdentity", "Identity", "OwnerIdentity", "provenance"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -75,3 +75,16 @@ Identity = OwnerIdentity | AgentIdentity
 
 def kinds_of(values: Iterable[str]) -> frozenset[ActorKind]:
     return frozenset(ActorKind(v) for v in values)
+
+
+NOT_ATTESTED = "not attested"
+
+
+def provenance(recorded_by: str | None) -> str:
+    """``Actum.recorded_by`` in words, as the admin transcript and ``chronica_show`` show
+    it beside the actor: ``owner``, ``credential <key ID>``, or ``not attested``."""
+    if recorded_by is None:
+        return NOT_ATTESTED
+    if recorded_by.startswith("credential:"):
+        return "credential " + recorded_by.removeprefix("credential:")
+    return recorded_by

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from io import StringIO
 
@@ -32,11 +33,11 @@ def show(*args: str) -> list[str]:
 
 def test_the_transcript_is_an_aligned_table_in_write_order(dinner):
     lines = show(CHRONICUM)
-    assert lines[0].split() == ["KIND", "ACTOR", "CONTENT"]
+    assert lines[0].split() == ["KIND", "ACTOR", "BY", "CONTENT"]
     assert lines[1:3] == [
-        "message        ardian (human)     Find us a quiet table for four in Kemang on Friday"
-        " at 7pm.",
-        "thought        concierge (agent)  Search first, then hand the booking over.",
+        "message        ardian (human)     not attested  Find us a quiet table for four in"
+        " Kemang on Friday at 7pm.",
+        "thought        concierge (agent)  not attested  Search first, then hand the booking over.",
     ]
     column = lines[0].index("CONTENT")
     assert [line[column:] for line in lines[1:]] == [row[3] for row in scenario.SEVEN]
@@ -74,6 +75,7 @@ def test_json_lines_carry_what_the_api_returns(dinner):
         "at": dinner[2].at.isoformat(),
         "call_id": "",
         "data": None,
+        "recorded_by": None,
     }
 
 
@@ -88,7 +90,7 @@ def test_an_operator_reads_any_owners_chronicum(dinner):
             content="Sushi?",
         ),
     )
-    assert show("lunch-saturday")[1:] == ["message  rafa (human)  Sushi?"]
+    assert show("lunch-saturday")[1:] == ["message  rafa (human)  not attested  Sushi?"]
 
 
 def test_continuation_lines_stay_in_the_content_column():
@@ -278,4 +280,27 @@ def test_call_id_and_data_follow_the_content():
         "2 found",
         "call_id: call-1",
         'data: {"found": ["Rumah Teduh", "Kayu Manis"]}',
+    ]
+
+
+def test_beside_the_actor_who_wrote_it_as_the_admin_words_it():
+    """The person signed in, an agent's credential, and a trusted server-side call."""
+    said = Actum(chronicum_id=CHRONICUM, kind=M, actor_kind=H, actor="ardian", content="Book it.")
+    services.acting_as(services.OwnerIdentity(OWNER)).record_actum(OWNER, said)
+    issued = services.issue_credential(OWNER, "booking")
+    booking = services.acting_as(services.authenticate_credential(issued.secret))
+    held = Actum(chronicum_id=CHRONICUM, kind=M, actor_kind=A, actor="booking", content="Held.")
+    booking.record_actum(OWNER, held)
+    services.record_actum(OWNER, dataclasses.replace(said, content="Thanks."))
+    lines = show(CHRONICUM)
+    column = lines[0].index("BY")
+    assert [line[column:].split("  ")[0] for line in lines[1:]] == [
+        "owner",
+        f"credential {issued.info.key_id}",
+        "not attested",
+    ]
+    assert [json.loads(line)["recorded_by"] for line in show(CHRONICUM, "--json")] == [
+        "owner",
+        f"credential:{issued.info.key_id}",
+        None,
     ]

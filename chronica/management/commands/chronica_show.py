@@ -19,6 +19,7 @@ from chronica import services
 from chronica.errors import ChronicumNotFound, InvalidQuery
 from chronica.management.pipes import quiet_when_the_reader_leaves
 from chronica.services import get_chronicarius
+from chronica.services.identity import provenance
 from chronica.validation import WINDOW_PARAMETERS, Parameter
 from chronica.values import Actum, Chronicum
 
@@ -93,6 +94,7 @@ def as_json(actum: Actum) -> str:
             "at": actum.at.isoformat() if actum.at else None,
             "call_id": actum.call_id,
             "data": actum.data,
+            "recorded_by": actum.recorded_by,
         },
         ensure_ascii=False,
     )
@@ -124,16 +126,28 @@ def content_lines(actum: Actum, full: bool) -> list[str]:
     return lines
 
 
+_COLUMNS = ("KIND", "ACTOR", "BY")
+
+
 def as_table(acta: list[Actum], *, full: bool = False) -> list[str]:
-    """Columns KIND, ACTOR and CONTENT, aligned; content lines after the first stay in
-    the content column."""
-    rows = [(str(a.kind), f"{a.actor} ({a.actor_kind})", content_lines(a, full)) for a in acta]
-    kind_width = max([len("KIND"), *(len(r[0]) for r in rows)])
-    actor_width = max([len("ACTOR"), *(len(r[1]) for r in rows)])
-    indent = " " * (kind_width + actor_width + 4)
-    lines = [f"{'KIND':<{kind_width}}  {'ACTOR':<{actor_width}}  CONTENT"]
-    for kind, actor, (first, *rest) in rows:
-        lines.append(f"{kind:<{kind_width}}  {actor:<{actor_width}}  {first}".rstrip())
+    """Columns KIND, ACTOR, BY (who wrote it, worded as the admin transcript words it:
+    ``owner``, ``credential <key ID>``, ``not attested``) and CONTENT, aligned; content
+    lines after the first stay in the content column."""
+    rows = [
+        (
+            str(a.kind),
+            f"{a.actor} ({a.actor_kind})",
+            provenance(a.recorded_by),
+            content_lines(a, full),
+        )
+        for a in acta
+    ]
+    widths = [max([len(title), *(len(r[i]) for r in rows)]) for i, title in enumerate(_COLUMNS)]
+    indent = " " * (sum(widths) + 2 * len(widths))
+    lines = ["  ".join(f"{t:<{w}}" for t, w in zip(_COLUMNS, widths, strict=True)) + "  CONTENT"]
+    for *cells, (first, *rest) in rows:
+        head = "  ".join(f"{c:<{w}}" for c, w in zip(cells, widths, strict=True))
+        lines.append(f"{head}  {first}".rstrip())
         lines.extend((indent + line).rstrip() for line in rest)
     return lines
 
