@@ -77,16 +77,44 @@ class ChronicaConversationStore(ConversationStore):
     acta are written in one transaction of its database. Where it differs from
     ``InMemoryConversationStore`` (forks copy, delete erases, what chronica refuses),
     see the README.
+
+    ``identity``: where the store runs in an agent service, the agent's credential
+    (``services.authenticate_credential(secret)``). Every call then keeps its rules:
+    the model's messages and tool results are written as the credential's actor (with
+    its actor kind; the model's name stays in ``data``), a user prompt is the person's
+    and is ``NotPermitted`` (nothing of the save is written), only the credential's
+    owner's conversations are read or written (others read as missing, and saving one
+    raises ``ChronicumNotFound``), listing and deleting only if the credential allows
+    them, and every actum written is attested (``recorded_by``). A conversation saved
+    without a scope then belongs to the credential's owner.
     """
 
-    def __init__(self, *, unscoped_owner_id: str = "pydantic-ai") -> None:
+    def __init__(
+        self,
+        *,
+        unscoped_owner_id: str | None = None,
+        identity: services.Identity | None = None,
+    ) -> None:
+        if unscoped_owner_id is None:
+            unscoped_owner_id = "pydantic-ai" if identity is None else identity.owner_id
         check_identifier("unscoped_owner_id", unscoped_owner_id)
         if not unscoped_owner_id:
             raise ValueError("unscoped_owner_id is empty")
         self.unscoped_owner_id = unscoped_owner_id
+        self.identity = identity
 
     def __repr__(self) -> str:
         return f"<ChronicaConversationStore unscoped_owner_id={self.unscoped_owner_id!r}>"
+
+    @property
+    def _calls(self) -> Any:
+        # The configured Chronicarius, acting as the identity if there is one.
+        return services if self.identity is None else services.acting_as(self.identity)
+
+    @property
+    def _agent(self) -> services.AgentIdentity | None:
+        identity = self.identity
+        return identity if isinstance(identity, services.AgentIdentity) else None
 
     # -- the storage primitives PydanticAI builds on ------------------------------
 
@@ -130,9 +158,23 @@ class ChronicaConversationStore(ConversationStore):
 
     def _load_record(self, conversation_id: str) -> ConversationRecord | None:
         stored = services.conversation_records().record(conversation_id)
-        return None if stored is None else _RECORDS.validate_python(stored)
+        if stored is None:
+            return None
+        record = _RECORDS.validate_python(stored)
+        if self.identity is not None:
+            # Another owner's conversation, or one the credential does not name, reads
+            # as missing, as a chronicum does.
+            try:
+                self._calls.get_chronicum(self._owner(record.scope), conversation_id)
+            except ChronicumNotFound:
+                return None
+        return record
 
     def _load_records(self, scope: str | None, limit: int | None) -> list[ConversationRecord]:
+        if self.identity is not None:
+            # Listing is the owner's (NotPermitted for an agent whose credential does
+            # not allow it), and only the identity's owner's.
+            self._calls.list_chronica(self._owner(scope), limit=1)
         stored = services.conversation_records().records(scope, limit)
         return [_RECORDS.validate_python(record) for record in stored]
 
@@ -169,11 +211,16 @@ class ChronicaConversationStore(ConversationStore):
         before, size = chain.after, len(links)
         while wanted >= 0:
             try:
-                window = services.get_acta(
+                window = self._calls.get_acta(
                     chain.owner_id, chain.conversation_id, last_n=size, before=before
                 )
             except InvalidQuery:
                 window = []  # the actum to read before is gone (popped)
+            except ChronicumNotFound:
+                if self.identity is None:
+                    raise
+                # Not the identity's to read: missing, as another owner's entry is.
+                raise KeyError(links[wanted].entry_id) from None
             if not window:
                 raise KeyError(links[wanted].entry_id)
             matched = False
@@ -215,7 +262,7 @@ class ChronicaConversationStore(ConversationStore):
                 raise InvalidActum("scope is empty: chronica's owner must name someone")
         stored = _RECORDS.dump_python(record, mode="json")
         human = record.scope or "user"
-        acta = [actum_of(e.message, conversation_id, human) for e in new_entries]
+        acta = [actum_of(e.message, conversation_id, human, self._agent) for e in new_entries]
         records = services.conversation_records()
         records.in_transaction(
             lambda: self._write(records, record, stored, new_entries, acta, expected_revision)
@@ -273,10 +320,10 @@ class ChronicaConversationStore(ConversationStore):
     def _claim_chronicum(self, owner_id: str, conversation_id: str) -> None:
         """The conversation's chronicum: created for ``owner_id``, or already theirs."""
         try:
-            services.create_chronicum(owner_id, conversation_id)
+            self._calls.create_chronicum(owner_id, conversation_id)
         except ChronicumExists:
             try:
-                services.get_chronicum(owner_id, conversation_id)
+                self._calls.get_chronicum(owner_id, conversation_id)
             except ChronicumNotFound:
                 # Someone else's chronicum: the ID is taken, as for any conversation.
                 raise ConversationConflict(conversation_id) from None
@@ -291,7 +338,7 @@ class ChronicaConversationStore(ConversationStore):
     ) -> None:
         """Record ``acta`` and the entries ``links`` (entry ID, parent ID) they hold."""
         try:
-            stored = services.record_acta(owner_id, acta)
+            stored = self._calls.record_acta(owner_id, acta)
         except ChronicumNotFound:
             # The chronicum was deleted and taken by another owner since the record was.
             raise ConversationConflict(conversation_id) from None
@@ -332,7 +379,7 @@ class ChronicaConversationStore(ConversationStore):
                 raise ConversationConflict(conversation_id)
             # Gone already, or someone else's by now: either way not this conversation's.
             with contextlib.suppress(ChronicumNotFound):
-                services.delete_chronicum(owner_id, conversation_id)
+                self._calls.delete_chronicum(owner_id, conversation_id)
 
         records.in_transaction(drop)
 
@@ -340,13 +387,20 @@ class ChronicaConversationStore(ConversationStore):
 # -- one message, one actum -----------------------------------------------------------
 
 
-def actum_of(message: ModelMessage, chronicum_id: str, human: str) -> Actum:
+def actum_of(
+    message: ModelMessage,
+    chronicum_id: str,
+    human: str,
+    agent: services.AgentIdentity | None = None,
+) -> Actum:
     """The actum that holds ``message``: its kind and actor from its parts.
 
     A tool call makes a tool request and a tool return a tool response (``call_id``
     the first call's ID, so that chronica pairs them); thinking alone is a thought; a
     user prompt is ``human``'s message, other requests the system's, other responses
-    the model's. ``data`` is the message as PydanticAI serialises it.
+    the model's. ``data`` is the message as PydanticAI serialises it. Written by an
+    ``agent`` (a credential), every message but a user prompt is the agent's own: its
+    actor, and its actor kind where the credential has that one (else its default).
     """
     data = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
     if isinstance(message, ModelRequest):
@@ -355,6 +409,10 @@ def actum_of(message: ModelMessage, chronicum_id: str, human: str) -> Actum:
         kind, actor_kind, actor, call_id, text = _response(message)
     else:  # pragma: no cover - ModelMessage is a closed union
         raise TypeError(f"not a PydanticAI message: {type(message).__name__}")
+    if agent is not None and actor_kind is not ActorKind.HUMAN:
+        actor = agent.actor
+        if actor_kind not in agent.actor_kinds:
+            actor_kind = agent.default_kind
     return Actum(
         chronicum_id=chronicum_id,
         kind=kind,
