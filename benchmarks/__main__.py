@@ -34,6 +34,7 @@ CASES = (
     "follow-scale",
     "google-adk",
     "attack",
+    "attested",
 )
 
 
@@ -183,6 +184,10 @@ def main(argv: list[str]) -> int:
         from . import attack
 
         rows += attack.run()
+    if "attested" in only:
+        from .attested import attested
+
+        rows += attested(ops=ops, n_rounds=n_rounds)
     rows.sort(key=lambda row: int(row.case.split()[0]))
 
     report = [
