@@ -156,6 +156,39 @@ async def test_the_rules_hold_on_the_asyncio_path(postgres):
     assert await services.aget_acta(OWNER, CHRONICUM, kinds=["message"], last_n=0)
 
 
+async def test_provenance_round_trips_on_the_asyncio_path(postgres):
+    """Issue 21: an agent's credential and the owner in person, written, replayed,
+    read, followed and popped with no thread hop, each actum with its ``recorded_by``."""
+    store = NoSyncStore()
+    chronicarius = Chronicarius(store)
+    await chronicarius.arecord_actum(OWNER, scenario.acta()[0])  # creates it
+    store.watch()
+    booking = chronicarius.acting_as(
+        services.AgentIdentity(owner_id=OWNER, actor="booking", key_id="b00k1n9b00k1")
+    )
+    person = chronicarius.acting_as(services.OwnerIdentity(OWNER))
+    held = [
+        Actum(chronicum_id=CHRONICUM, kind="message", actor_kind="", actor="", content=c)
+        for c in ("Held: Rumah Teduh.", "7pm, four people.")
+    ]
+    first = await booking.arecord(OWNER, held, idempotency_key="booking-held")
+    replay = await booking.arecord(OWNER, held, idempotency_key="booking-held")
+    asked = await person.arecord_actum(OWNER, scenario.acta()[5])
+    follower = chronicarius.afollow(OWNER, CHRONICUM, after=first.acta[0].id)
+    followed = [await anext(follower), await anext(follower)]
+    await follower.aclose()  # type: ignore[attr-defined]
+    window = await chronicarius.aget_acta(OWNER, CHRONICUM)
+    popped = await chronicarius.apop_actum(OWNER, CHRONICUM)
+
+    by = "credential:b00k1n9b00k1"
+    assert (replay.replayed, replay.acta) == (True, first.acta)
+    assert [a.recorded_by for a in window] == [None, by, by, "owner"]
+    assert followed == window[2:]
+    assert popped == asked == window[-1]
+    assert store.sync_calls == []
+    assert await sync_to_async(chronicarius.get_acta)(OWNER, CHRONICUM) == window[:-1]
+
+
 def test_each_event_loop_closes_its_pool_when_it_ends(postgres):
     async def agent_turn(n: int) -> None:
         await services.arecord_actum(OWNER, scenario.booking_reply(f"turn {n}"))
