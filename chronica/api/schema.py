@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
@@ -23,6 +24,24 @@ from .serializers import (
     ErrorSerializer,
     NewChronicumSerializer,
 )
+
+
+class AgentCredentialScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    """``AgentCredentialAuthentication`` in the schema: an agent's credential sent as
+    ``Authorization: Bearer <secret>`` (registered by being defined)."""
+
+    target_class = "chronica.api.agents.AgentCredentialAuthentication"
+    name = "agentCredential"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An agent's credential (`chr_agent_...`, from `manage.py"
+            " chronica_agent_credential issue`): writes only as that agent, into its"
+            " owner's chronica.",
+        }
+
 
 _ERROR = ErrorSerializer
 _NOT_SIGNED_IN = OpenApiResponse(

@@ -108,6 +108,12 @@ class TestSchema:
         for path, method in OPERATIONS:
             assert {} not in openapi["paths"][path][method.lower()]["security"]
 
+    def test_an_agents_bearer_credential_is_advertised(self, openapi):
+        scheme = openapi["components"]["securitySchemes"]["agentCredential"]
+        assert (scheme["type"], scheme["scheme"]) == ("http", "bearer")
+        for path, method in OPERATIONS:
+            assert {"agentCredential": []} in openapi["paths"][path][method.lower()]["security"]
+
     def test_descriptions_are_markdown_not_python_docstrings(self, openapi):
         def texts(node):
             if isinstance(node, dict):
