@@ -138,6 +138,7 @@ async def test_state_reads_take_no_thread_and_answer_as_the_sync_path(postgres):
         ((OWNER, ns, CHRONICUM), {}),
         ((OWNER, ns), {}),
         ((OWNER, ns, "rafa-dinner"), {"acta": True}),  # rafa's: not ardian's to read
+        (("rafa", ns, "rafa-dinner"), {"acta": True, "last_n": 20}),  # no acta: []
         ((OWNER, "elsewhere", CHRONICUM), {"acta": True, "last_n": 2}),
     ]
     views = [await chronicarius.aget_state(*args, **kwargs) for args, kwargs in reads]
@@ -151,6 +152,7 @@ async def test_state_reads_take_no_thread_and_answer_as_the_sync_path(postgres):
     assert [a.content for a in views[0].acta or []] == [a.content for a in scenario.acta()[-3:]]
     assert views[4].chronicum is None
     assert views[4].chronicum_state is None
+    assert views[5].acta == []
     assert [[c.id for c, _ in listing.chronica] for listing in listings] == [
         [CHRONICUM],
         ["rafa-dinner"],

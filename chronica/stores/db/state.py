@@ -33,7 +33,7 @@ from ...values import (
 from . import plans
 from .base import BaseDialect, Database, Plan, run_plan
 from .dialects import dialect_of, retry_when_locked
-from .rows import utc
+from .rows import actum, utc
 
 if TYPE_CHECKING:
     from django.db.backends.base.base import BaseDatabaseWrapper
@@ -304,21 +304,63 @@ def _read_plan(
     query: ActaQuery | None,
     database: Database,
 ) -> Plan[StateView]:
-    """``read_state`` as a plan (the asyncio path's): the statements of the sync path,
-    the state's then the window's."""
+    """``read_state`` as a plan (the asyncio path's). A window of the newest acta (a
+    limit and filters, no budget, no ``before``: an agent framework's session read)
+    comes in the same statement as the state: one round trip, one snapshot. Any other
+    window is the window's own statement after the state's, as on the sync path."""
     dialect: BaseDialect = dialect_of(connection)
-    rows = yield (
-        _sql(_READ, connection.alias),
-        [namespace, owner_id, namespace, chronicum_id or "", owner_id],
+    alias = connection.alias
+    read_params = [namespace, owner_id, namespace, chronicum_id or "", owner_id]
+    read = _sql(
+        _READ_AS,
+        alias,
+        started_at=dialect.timestamp("c.started_at"),
+        last_activity_at=dialect.timestamp("c.last_activity_at"),
     )
-    started_at, last_activity_at, in_namespace, stored, mine, shared = rows[0]
+    statement: tuple[str, list[Any]] = (read, read_params)
+    together = False
+    if not (
+        chronicum_id is None
+        or query is None
+        or query.max_tokens is not None
+        or query.max_bytes is not None
+        or query.before is not None
+    ):
+        functions = yield from dialect.use_functions(database, writing=False)
+        window, window_params = dialect.window_sql(
+            chronicum_id, query, owner_id, functions=functions
+        )
+        columns = dialect.columns()
+        together = columns in window
+        if together:
+            window = window.replace(columns, f"{columns}, seq AS w_seq", 1)
+            statement = (
+                f"SELECT s.*, w.* FROM ({read}) s LEFT JOIN ({window}) w ON 1 = 1"
+                " ORDER BY w.w_seq DESC",
+                [*read_params, *window_params],
+            )
+    rows = yield statement
+    started_at, last_activity_at, in_namespace, stored, mine, shared = rows[0][:6]
     chronicum, state, acta = None, None, None
     if chronicum_id is not None and started_at is not None:
         chronicum = Chronicum(chronicum_id, owner_id, utc(started_at), utc(last_activity_at))
         state = _json(stored) if in_namespace == namespace else None
-        if query is not None:
+        if together:
+            acta = [actum(chronicum_id, row[6:15]) for row in reversed(rows) if row[6] is not None]
+        elif query is not None:
             acta = yield from plans.acta_plan(dialect, chronicum_id, query, owner_id, database)
     return StateView(chronicum, state, _json(mine) or {}, _json(shared) or {}, acta)
+
+
+# _READ with named columns and the timestamps as the dialect reads them fastest, to be
+# a subquery of the asyncio path's one statement for the state and the window.
+_READ_AS = """
+SELECT {started_at} AS started_at, {last_activity_at} AS last_activity_at,
+    c.namespace AS namespace, c.state AS state,
+    (SELECT value FROM {states} WHERE namespace = %s AND owner_id = %s) AS mine,
+    (SELECT value FROM {states} WHERE namespace = %s AND owner_id = '') AS shared
+FROM (SELECT 1 AS one) AS one LEFT JOIN {chronica} c ON c.id = %s AND c.owner_id = %s
+"""
 
 
 def _lock(alias: str, chronicum_id: str, owner_id: str) -> tuple[str | None, Any] | None:
