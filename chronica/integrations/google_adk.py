@@ -29,11 +29,12 @@ import collections
 import contextlib
 import copy
 import enum
+import functools
 import hashlib
 import json
 import operator
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -357,10 +358,13 @@ def _marker(session: Session) -> str:
 
 
 # An event's decoding is most of a read: google-genai's models check every field of
-# every part (30 to 150 µs an event, by the machine's load; a copy takes half of that).
-# Acta never change, so each process keeps the events it decoded last and hands out
-# copies: no caller can change a kept event through one (BENCHMARKS.md, case 15).
-_DECODED: collections.OrderedDict[tuple[str, str], tuple[Any, Event]] = collections.OrderedDict()
+# every part (30 to 150 µs an event, by the machine's load). Acta never change, so each
+# process keeps the events it decoded last, each as a function that makes a new copy
+# of it (a quarter of the decoding's time): no caller can change a kept event through
+# what it was given (BENCHMARKS.md, issue 24).
+_DECODED: collections.OrderedDict[tuple[str, str], tuple[Any, Callable[[], Event]]] = (
+    collections.OrderedDict()
+)
 _DECODED_LOCK = threading.Lock()
 DECODED_EVENTS = 4096
 
@@ -373,51 +377,66 @@ def decoded(actum: Actum) -> Event:
         if found is not None:
             _DECODED.move_to_end(key)
     if found is not None and found[0] == actum.data:
-        return _fresh(found[1])
+        return found[1]()
     event = Event.model_validate(actum.data)
+    make: Callable[[], Event] = _maker(event)  # type: ignore[assignment]
     with _DECODED_LOCK:
-        _DECODED[key] = (actum.data, event)
+        _DECODED[key] = (actum.data, make)
         while len(_DECODED) > DECODED_EVENTS:
             _DECODED.popitem(last=False)
-    return _fresh(event)
-
-
-def _fresh(event: Event) -> Event:
-    copied: Event = _copied(event)
-    return copied
+    return make()
 
 
 _ATOMIC = frozenset({type(None), bool, int, float, str, bytes})
 
 
-def _copied(value: Any) -> Any:
-    """A deep copy of ``value``, a decoded event or a part of one, equal to
-    ``model_copy(deep=True)``'s, in half its time: a decoded event is a tree (no
-    object in it twice, no cycle), so no memo is kept; members of enums are kept, as
-    ``copy.deepcopy`` keeps them."""
+def _maker(value: Any) -> Callable[[], Any] | None:
+    """A function that makes a deep copy of ``value`` (a decoded event or a part of
+    one) each time it is called, equal to ``model_copy(deep=True)``'s; ``None`` where
+    ``value`` cannot change (a string, a number, a member of an enum), which copies
+    keep as ``copy.deepcopy`` does. Which fields of which model hold something to
+    copy is found once, here, not at each copy; a decoded event is a tree (no object
+    in it twice, no cycle), so no memo is needed. The templates it keeps are the
+    kept event's own, which nothing hands out."""
     kind = type(value)
-    if kind in _ATOMIC:
-        return value
-    if kind is list:
-        return [item if type(item) in _ATOMIC else _copied(item) for item in value]
-    if kind is dict:
-        return {k: item if type(item) in _ATOMIC else _copied(item) for k, item in value.items()}
+    if kind in _ATOMIC or isinstance(value, enum.Enum):
+        return None
+    if kind is list or kind is dict:
+        keys = range(len(value)) if kind is list else value.keys()
+        inner = [(k, m) for k in keys if (m := _maker(value[k])) is not None]
+        if not inner:
+            return value.copy  # type: ignore[no-any-return]
+        template = value
+
+        def container() -> Any:
+            made = template.copy()
+            for k, m in inner:
+                made[k] = m()
+            return made
+
+        return container
     if isinstance(value, BaseModel):
-        clone = _new_model(kind)
-        fields = value.__dict__.copy()
-        for name, item in fields.items():
-            if type(item) not in _ATOMIC:
-                fields[name] = _copied(item)
-        _set(clone, "__dict__", fields)
+        fields = value.__dict__
+        nested = [(name, m) for name, item in fields.items() if (m := _maker(item)) is not None]
+        fields_set = value.__pydantic_fields_set__
         extra = value.__pydantic_extra__
-        _set(clone, "__pydantic_extra__", None if extra is None else _copied(extra))
-        _set(clone, "__pydantic_fields_set__", set(value.__pydantic_fields_set__))
         private = value.__pydantic_private__
-        _set(clone, "__pydantic_private__", None if private is None else _copied(private))
-        return clone
-    if isinstance(value, enum.Enum):
-        return value
-    return copy.deepcopy(value)
+        extra_maker = None if extra is None else _maker(extra)
+        private_maker = None if private is None else _maker(private)
+
+        def model() -> Any:
+            clone = _new_model(kind)
+            made = fields.copy()
+            for name, m in nested:
+                made[name] = m()
+            _set(clone, "__dict__", made)
+            _set(clone, "__pydantic_extra__", None if extra_maker is None else extra_maker())
+            _set(clone, "__pydantic_fields_set__", fields_set.copy())
+            _set(clone, "__pydantic_private__", None if private_maker is None else private_maker())
+            return clone
+
+        return model
+    return functools.partial(copy.deepcopy, value)
 
 
 def _shared_changes(app_name: str, deltas: dict[str, dict[str, Any]]) -> list[StateChange]:
