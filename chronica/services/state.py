@@ -86,7 +86,9 @@ class State(ChronicariusBase):
             try:
                 self._check_ids(owner_id, chronicum_id)
             except ChronicumNotFound:
-                chronicum_id = "\x00"  # no store holds such an ID: read the rest only
+                # No store holds such an ID: read the rest only, under an ID no
+                # chronicum has ("" is none's) and every database takes (not a NUL).
+                chronicum_id = ""
         return chronicum_id, query
 
     def list_namespace(self, namespace: str, *, owner_id: str | None = None) -> NamespaceListing:
