@@ -25,6 +25,7 @@ from .values import (
 )
 
 __all__ = [
+    "AsyncStateStore",
     "AsyncStore",
     "BatchStore",
     "ConversationChain",
@@ -256,6 +257,24 @@ class StateStore(Protocol):
     ) -> StateView: ...
 
     def list_namespace(self, namespace: str, owner_id: str | None) -> NamespaceListing: ...
+
+
+@runtime_checkable
+class AsyncStateStore(Protocol):
+    """A ``StateStore`` whose state reads have an asyncio path of their own, used by
+    ``aget_state`` and ``alist_namespace`` where the store is also an ``AsyncStore``
+    whose ``supports_async()`` holds: ``aread_state`` and ``alist_namespace`` behave
+    exactly like ``read_state`` and ``list_namespace``, without a worker thread."""
+
+    async def aread_state(
+        self,
+        owner_id: str,
+        namespace: str,
+        chronicum_id: str | None,
+        query: ActaQuery | None,
+    ) -> StateView: ...
+
+    async def alist_namespace(self, namespace: str, owner_id: str | None) -> NamespaceListing: ...
 
 
 @runtime_checkable

@@ -7,6 +7,7 @@ every store behaves alike.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import gc
@@ -14,7 +15,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -251,13 +252,21 @@ def loads_data(text: str | None) -> Any:
         return None
     if len(text) < _COLLECTED_BELOW:
         return json.loads(text)
-    # A large document of many small containers ([[],[],...]) makes the cyclic garbage
-    # collector run again and again while json builds it, most of the decoding time
-    # (0.65 s of 0.75 s for 400,000 empty lists): none of them can be garbage yet.
+    with uncollected():
+        return json.loads(text)
+
+
+@contextlib.contextmanager
+def uncollected() -> Iterator[None]:
+    """The cyclic garbage collector off while many new containers are built at once,
+    none of which can be garbage yet. It would run again and again over them, most of
+    the time: 0.65 s of 0.75 s to decode a document of 400,000 empty lists, half of a
+    listing of 10,000 ADK sessions (BENCHMARKS.md, issue 24). Never around an
+    ``await``: other tasks would run without it."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return json.loads(text)
+        yield
     finally:
         if enabled:
             gc.enable()

@@ -27,10 +27,14 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import copy
+import enum
+import functools
 import hashlib
 import json
+import operator
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -50,11 +54,12 @@ from google.adk.sessions.base_session_service import (
 from google.adk.sessions.session import Session
 from google.adk.sessions.state import State
 from google.genai import types
+from pydantic import BaseModel
 
 from .. import services
 from ..errors import ChronicumExists, ChronicumNotFound, InvalidActum, StateConflict
-from ..validation import check_identifier
-from ..values import ActorKind, Actum, ActumKind, StateChange, StateScope
+from ..validation import check_identifier, uncollected
+from ..values import ActorKind, Actum, ActumKind, NamespaceListing, StateChange, StateScope
 
 __all__ = ["ChronicaSessionService", "actum_of", "chronicum_id", "decoded", "namespace"]
 
@@ -178,19 +183,8 @@ class ChronicaSessionService(BaseSessionService):
             listing = await services.alist_namespace(namespace(app_name), owner_id=user_id)
         except InvalidActum:
             return ListSessionsResponse()
-        sessions = [
-            _session(
-                app_name,
-                chronicum.owner_id,
-                document,
-                listing.namespace_state,
-                listing.owner_states.get(chronicum.owner_id, {}),
-            )
-            for chronicum, document in listing.chronica
-            if _is_session(document, document.get("session_id"))
-        ]
-        sessions.sort(key=lambda s: (s.last_update_time, s.user_id, s.id))
-        return ListSessionsResponse(sessions=sessions)
+        with uncollected():  # thousands of sessions: no await in here
+            return ListSessionsResponse(sessions=_listed(app_name, listing))
 
     async def delete_session(self, *, app_name: str, user_id: str, session_id: str) -> None:
         session_id = session_id.strip() if session_id else session_id
@@ -250,6 +244,44 @@ class ChronicaSessionService(BaseSessionService):
         return event
 
 
+def _listed(app_name: str, listing: NamespaceListing) -> list[Session]:
+    """The sessions of ``listing``, as ADK orders them: by last update, user, ID."""
+    # The app's and each user's state, prefixed, once for all their sessions.
+    shared: dict[str, dict[str, Any]] = {}
+    found = []
+    for chronicum, document in listing.chronica:
+        session_id = document.get("session_id")
+        if not _is_session(document, session_id):
+            continue
+        owner = chronicum.owner_id
+        found.append((float(document["updated"]), owner, str(session_id), document))
+    found.sort(key=_first_three)
+    sessions = []
+    for updated, owner, session_id, document in found:
+        theirs = shared.get(owner)
+        if theirs is None:
+            theirs = shared[owner] = _merged(
+                listing.namespace_state, listing.owner_states.get(owner, {}), {}
+            )
+        state = dict(document["state"])
+        state.update(theirs)
+        sessions.append(
+            _built(
+                session_id,
+                app_name,
+                owner,
+                state,
+                [],
+                updated,
+                document.get("last_event", ""),
+            )
+        )
+    return sessions
+
+
+_first_three = operator.itemgetter(0, 1, 2)
+
+
 def _session(
     app_name: str,
     user_id: str,
@@ -258,23 +290,64 @@ def _session(
     user_state: dict[str, Any],
     events: list[Event] | None = None,
 ) -> Session:
-    """The ADK session a chronicum's state ``document`` describes.
-
-    Built without pydantic's validation (``model_construct``): every field is already
-    of its type (the IDs are strings, the state a dict of JSON, the events decoded),
-    and checking them again was most of a long ``list_sessions`` (BENCHMARKS.md,
-    issue 24). The object is equal to a validated one."""
-    session = Session.model_construct(
-        id=str(document["session_id"]),
-        app_name=app_name,
-        user_id=user_id,
-        state=_merged(app_state, user_state, document["state"]),
-        events=events or [],
-        last_update_time=float(document["updated"]),
+    """The ADK session a chronicum's state ``document`` describes."""
+    return _built(
+        str(document["session_id"]),
+        app_name,
+        user_id,
+        _merged(app_state, user_state, document["state"]),
+        events or [],
+        float(document["updated"]),
+        # The last event stored when it was read: what stale_sessions="raise" compares.
+        document.get("last_event", ""),
     )
-    # The last event stored when it was read: what stale_sessions="raise" compares.
-    session._storage_update_marker = document.get("last_event", "")
+
+
+_SESSION_FIELDS = ("id", "app_name", "user_id", "state", "events", "last_update_time")
+_ALL_SET = set(_SESSION_FIELDS)
+_new_model = object.__new__
+_set = object.__setattr__
+
+
+def _built(
+    session_id: str,
+    app_name: str,
+    user_id: str,
+    state: dict[str, Any],
+    events: list[Event],
+    updated: float,
+    marker: str,
+) -> Session:
+    """A ``Session`` built without pydantic's validation or ``model_construct``: every
+    value is already of its type (the IDs are strings, the state a dict of JSON, the
+    events decoded), and both were most of a long ``list_sessions`` (BENCHMARKS.md,
+    issue 24). The object is the one ``Session(...)`` makes, every field set (a test
+    compares them)."""
+    session = _new_model(Session)
+    _set(
+        session,
+        "__dict__",
+        {
+            "id": session_id,
+            "app_name": app_name,
+            "user_id": user_id,
+            "state": state,
+            "events": events,
+            "last_update_time": updated,
+        },
+    )
+    _set(session, "__pydantic_fields_set__", _ALL_SET.copy())
+    _set(session, "__pydantic_extra__", None)
+    _set(session, "__pydantic_private__", {"_storage_update_marker": marker})
     return session
+
+
+if tuple(Session.model_fields) != _SESSION_FIELDS or set(Session.__private_attributes__) != {
+    "_storage_update_marker"
+}:
+    # _built() sets every field by name: a google-adk whose Session has others needs it
+    # taught them, or sessions would lack them.
+    raise RuntimeError("chronica's _built() does not set every field of ADK's Session")
 
 
 def _marker(session: Session) -> str:
@@ -285,9 +358,13 @@ def _marker(session: Session) -> str:
 
 
 # An event's decoding is most of a read: google-genai's models check every field of
-# every part (about 150 µs an event; a copy takes 50). Acta never change, so each
-# process keeps the events it decoded last and hands out copies (BENCHMARKS.md, case 15).
-_DECODED: collections.OrderedDict[tuple[str, str], tuple[Any, Event]] = collections.OrderedDict()
+# every part (30 to 150 µs an event, by the machine's load). Acta never change, so each
+# process keeps the events it decoded last, each as a function that makes a new copy
+# of it (a quarter of the decoding's time): no caller can change a kept event through
+# what it was given (BENCHMARKS.md, issue 24).
+_DECODED: collections.OrderedDict[tuple[str, str], tuple[Any, Callable[[], Event]]] = (
+    collections.OrderedDict()
+)
 _DECODED_LOCK = threading.Lock()
 DECODED_EVENTS = 4096
 
@@ -300,13 +377,66 @@ def decoded(actum: Actum) -> Event:
         if found is not None:
             _DECODED.move_to_end(key)
     if found is not None and found[0] == actum.data:
-        return found[1].model_copy(deep=True)
+        return found[1]()
     event = Event.model_validate(actum.data)
+    make: Callable[[], Event] = _maker(event)  # type: ignore[assignment]
     with _DECODED_LOCK:
-        _DECODED[key] = (actum.data, event)
+        _DECODED[key] = (actum.data, make)
         while len(_DECODED) > DECODED_EVENTS:
             _DECODED.popitem(last=False)
-    return event.model_copy(deep=True)
+    return make()
+
+
+_ATOMIC = frozenset({type(None), bool, int, float, str, bytes})
+
+
+def _maker(value: Any) -> Callable[[], Any] | None:
+    """A function that makes a deep copy of ``value`` (a decoded event or a part of
+    one) each time it is called, equal to ``model_copy(deep=True)``'s; ``None`` where
+    ``value`` cannot change (a string, a number, a member of an enum), which copies
+    keep as ``copy.deepcopy`` does. Which fields of which model hold something to
+    copy is found once, here, not at each copy; a decoded event is a tree (no object
+    in it twice, no cycle), so no memo is needed. The templates it keeps are the
+    kept event's own, which nothing hands out."""
+    kind = type(value)
+    if kind in _ATOMIC or isinstance(value, enum.Enum):
+        return None
+    if kind is list or kind is dict:
+        keys = range(len(value)) if kind is list else value.keys()
+        inner = [(k, m) for k in keys if (m := _maker(value[k])) is not None]
+        if not inner:
+            return value.copy  # type: ignore[no-any-return]
+        template = value
+
+        def container() -> Any:
+            made = template.copy()
+            for k, m in inner:
+                made[k] = m()
+            return made
+
+        return container
+    if isinstance(value, BaseModel):
+        fields = value.__dict__
+        nested = [(name, m) for name, item in fields.items() if (m := _maker(item)) is not None]
+        fields_set = value.__pydantic_fields_set__
+        extra = value.__pydantic_extra__
+        private = value.__pydantic_private__
+        extra_maker = None if extra is None else _maker(extra)
+        private_maker = None if private is None else _maker(private)
+
+        def model() -> Any:
+            clone = _new_model(kind)
+            made = fields.copy()
+            for name, m in nested:
+                made[name] = m()
+            _set(clone, "__dict__", made)
+            _set(clone, "__pydantic_extra__", None if extra_maker is None else extra_maker())
+            _set(clone, "__pydantic_fields_set__", fields_set.copy())
+            _set(clone, "__pydantic_private__", None if private_maker is None else private_maker())
+            return clone
+
+        return model
+    return functools.partial(copy.deepcopy, value)
 
 
 def _shared_changes(app_name: str, deltas: dict[str, dict[str, Any]]) -> list[StateChange]:

@@ -6,7 +6,10 @@ import dataclasses
 import datetime as dt
 from collections.abc import Sequence
 
+from asgiref.sync import sync_to_async
+
 from ..errors import ChronicumNotFound
+from ..interfaces import AsyncStateStore
 from ..validation import (
     build_query,
     check_chronicum_id,
@@ -14,7 +17,7 @@ from ..validation import (
     check_owner,
     check_state_changes,
 )
-from ..values import Chronicum, NamespaceListing, StateChange, StateView
+from ..values import ActaQuery, Chronicum, NamespaceListing, StateChange, StateView
 from .base import ChronicariusBase, async_twin
 from .identity import AgentIdentity
 
@@ -67,18 +70,26 @@ class State(ChronicariusBase):
         else's, and then nothing of it) with its state, the owner's state and the
         namespace's; with ``acta``, the chronicum's window of the last ``last_n`` acta
         (``<= 0``: all)."""
+        chronicum_id, query = self._state_read(owner_id, namespace, chronicum_id, acta, last_n)
+        store = self._require(self._states, "keep state (it is not a StateStore)")
+        return store.read_state(owner_id, namespace, chronicum_id, query)
+
+    def _state_read(
+        self, owner_id: str, namespace: str, chronicum_id: str | None, acta: bool, last_n: int
+    ) -> tuple[str | None, ActaQuery | None]:
+        """The checks of ``get_state``; the chronicum to read and the window's query."""
         check_owner(owner_id)
         check_identifier("namespace", namespace)
         self._admit(owner_id)
-        store = self._require(self._states, "keep state (it is not a StateStore)")
         query = build_query(last_n=last_n) if acta else None
         if chronicum_id is not None:
             try:
                 self._check_ids(owner_id, chronicum_id)
             except ChronicumNotFound:
-                chronicum_id = "\x00"  # no store holds such an ID: read the rest only
-        view = store.read_state(owner_id, namespace, chronicum_id, query)
-        return view
+                # No store holds such an ID: read the rest only, under an ID no
+                # chronicum has ("" is none's) and every database takes (not a NUL).
+                chronicum_id = ""
+        return chronicum_id, query
 
     def list_namespace(self, namespace: str, *, owner_id: str | None = None) -> NamespaceListing:
         """The chronica whose state is in ``namespace`` (only ``owner_id``'s when given),
@@ -90,18 +101,59 @@ class State(ChronicariusBase):
         user): call it only from the app's own code, never with a namespace a caller
         chose, and never to answer a request that only one owner's credentials made.
         """
+        self._listing_checks(namespace, owner_id)
+        store = self._require(self._states, "keep state (it is not a StateStore)")
+        return self._listed(store.list_namespace(namespace, owner_id))
+
+    def _listing_checks(self, namespace: str, owner_id: str | None) -> None:
         check_identifier("namespace", namespace)
         if owner_id is not None:
             check_owner(owner_id)
         self._admit(owner_id, action="list")
-        store = self._require(self._states, "keep state (it is not a StateStore)")
-        listing = store.list_namespace(namespace, owner_id)
+
+    def _listed(self, listing: NamespaceListing) -> NamespaceListing:
+        """``listing`` cut to the chronica the identity's credential names, if any."""
         identity = self.identity
         if isinstance(identity, AgentIdentity) and identity.chronica is not None:
             kept = [(c, s) for c, s in listing.chronica if identity.allows(c.id)]
             listing = dataclasses.replace(listing, chronica=kept)
         return listing
 
+    def _async_states(self) -> AsyncStateStore | None:
+        """The store's asyncio path for state reads, where it has one that works here."""
+        native = self._async_store()
+        if self._states is not None and isinstance(native, AsyncStateStore):
+            return native
+        return None
+
+    async def aget_state(
+        self,
+        owner_id: str,
+        namespace: str,
+        chronicum_id: str | None = None,
+        *,
+        acta: bool = False,
+        last_n: int = 0,
+    ) -> StateView:
+        """Async twin of :meth:`get_state` (no worker thread where the store has an
+        asyncio path: ``DjangoStore`` on PostgreSQL)."""
+        native = self._async_states()
+        if native is None:
+            return await sync_to_async(self.get_state)(
+                owner_id, namespace, chronicum_id, acta=acta, last_n=last_n
+            )
+        chronicum_id, query = self._state_read(owner_id, namespace, chronicum_id, acta, last_n)
+        return await native.aread_state(owner_id, namespace, chronicum_id, query)
+
+    async def alist_namespace(
+        self, namespace: str, *, owner_id: str | None = None
+    ) -> NamespaceListing:
+        """Async twin of :meth:`list_namespace` (no worker thread where the store has
+        an asyncio path)."""
+        native = self._async_states()
+        if native is None:
+            return await sync_to_async(self.list_namespace)(namespace, owner_id=owner_id)
+        self._listing_checks(namespace, owner_id)
+        return self._listed(await native.alist_namespace(namespace, owner_id))
+
     aupdate_state = async_twin(update_state)
-    aget_state = async_twin(get_state)
-    alist_namespace = async_twin(list_namespace)

@@ -65,6 +65,16 @@ class TestRules:
         ]
         assert chronicarius.list_namespace("dinner", owner_id="rafa").chronica == []
 
+    def test_a_chronicum_id_no_store_can_hold_reads_the_rest_only(self, chronicarius):
+        """A NUL in the ID: no chronicum, the owner's state still (PostgreSQL's text
+        refuses a NUL; the read must not send one)."""
+        owner = StateChange(namespace="dinner", scope="owner", set={"name": "Ardian"})
+        chronicarius.update_state("ardian", "dinner-friday", [owner], create=True)
+        view = chronicarius.get_state("ardian", "dinner", "dinner\x00friday", acta=True)
+        assert view.chronicum is None
+        assert view.acta is None
+        assert view.owner_state == {"name": "Ardian"}
+
     def test_a_write_with_state_never_creates_its_chronicum(self, chronicarius):
         with pytest.raises(ChronicumNotFound):
             chronicarius.record(

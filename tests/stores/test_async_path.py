@@ -21,6 +21,7 @@ from chronica import Actum, ChronicumNotFound, InvalidQuery, services
 from chronica.services import Chronicarius
 from chronica.stores import pg_async
 from chronica.stores.db import DjangoStore
+from chronica.values import StateChange, StateScope
 
 from .. import scenario
 from ..database import backend_pids, server_connection
@@ -61,7 +62,15 @@ class NoSyncStore(DjangoStore):
     def __getattribute__(self, name: str):
         value = super().__getattribute__(name)
         calls = super().__getattribute__("sync_calls")
-        sync = name in {"get", "record_batch", "record_batch_if_owner", "acta_if_owner", "acta"}
+        sync = name in {
+            "get",
+            "record_batch",
+            "record_batch_if_owner",
+            "acta_if_owner",
+            "acta",
+            "read_state",
+            "list_namespace",
+        }
         if calls is not None and (sync or name in {"follow_position", "acta_after"}):
             calls.append(name)
         return value
@@ -101,6 +110,60 @@ async def test_after_the_first_write_no_call_takes_the_thread(postgres):
     assert chronicum.last_activity_at == rest[-1].at
     assert followed == rest[-1]
     assert [first, *rest] == await sync_to_async(chronicarius.get_acta)(OWNER, CHRONICUM)
+
+
+async def test_state_reads_take_no_thread_and_answer_as_the_sync_path(postgres):
+    """aget_state and alist_namespace (ADK's get_session and list_sessions) run on the
+    asyncio path: the same statements as read_state and list_namespace."""
+    store = NoSyncStore()
+    chronicarius = Chronicarius(store)
+    ns = "adk:dinner"
+    for owner, cid, party in ((OWNER, CHRONICUM, 4), ("rafa", "rafa-dinner", 2)):
+        await chronicarius.aupdate_state(
+            owner,
+            cid,
+            [
+                StateChange(namespace=ns, set={"party": party}),
+                StateChange(namespace=ns, scope=StateScope.OWNER, set={"name": owner}),
+                StateChange(namespace=ns, scope=StateScope.NAMESPACE, set={"city": "Jakarta"}),
+            ],
+            create=True,
+        )
+    await chronicarius.arecord_acta(OWNER, scenario.acta())
+    store.watch()
+
+    reads = [
+        ((OWNER, ns, CHRONICUM), {"acta": True, "last_n": 3}),
+        ((OWNER, ns, CHRONICUM), {"acta": True}),
+        ((OWNER, ns, CHRONICUM), {}),
+        ((OWNER, ns), {}),
+        ((OWNER, ns, "rafa-dinner"), {"acta": True}),  # rafa's: not ardian's to read
+        (("rafa", ns, "rafa-dinner"), {"acta": True, "last_n": 20}),  # no acta: []
+        ((OWNER, "elsewhere", CHRONICUM), {"acta": True, "last_n": 2}),
+    ]
+    views = [await chronicarius.aget_state(*args, **kwargs) for args, kwargs in reads]
+    listings = [
+        await chronicarius.alist_namespace(ns, owner_id=owner) for owner in (OWNER, "rafa", None)
+    ]
+    assert store.sync_calls == []
+
+    assert views[0].chronicum_state == {"party": 4}
+    assert views[0].owner_state == {"name": OWNER}
+    assert [a.content for a in views[0].acta or []] == [a.content for a in scenario.acta()[-3:]]
+    assert views[4].chronicum is None
+    assert views[4].chronicum_state is None
+    assert views[5].acta == []
+    assert [[c.id for c, _ in listing.chronica] for listing in listings] == [
+        [CHRONICUM],
+        ["rafa-dinner"],
+        ["rafa-dinner", CHRONICUM],  # oldest activity first: ardian wrote last
+    ]
+    assert listings[2].owner_states == {OWNER: {"name": OWNER}, "rafa": {"name": "rafa"}}
+    store.sync_calls = None
+    for (args, kwargs), view in zip(reads, views, strict=True):
+        assert view == await sync_to_async(chronicarius.get_state)(*args, **kwargs), args
+    for owner, listing in zip((OWNER, "rafa", None), listings, strict=True):
+        assert listing == await sync_to_async(chronicarius.list_namespace)(ns, owner_id=owner)
 
 
 async def test_the_same_answers_as_the_sync_path(postgres):

@@ -33,7 +33,7 @@ from chronica.stores.memory import InMemoryStore
 
 from .scenario import APP, OWNER, STORES, call, reply, response, run, said, using
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(params=["adk-in-memory", *STORES])
@@ -416,6 +416,45 @@ def test_a_decoded_event_is_a_new_object_each_time_and_never_another_actums(chro
     (actum,) = services.get_acta(OWNER, chronicum_id(APP, OWNER, session.id))
     other = dataclasses.replace(actum, data={**actum.data, "author": "someone else"})
     assert google_adk.decoded(other).author == "someone else"
+
+
+def test_a_read_session_is_what_adks_constructor_makes(chronica):
+    """Sessions are built without pydantic (google_adk._built): each equals the one
+    Session(...) makes of its fields, all of them set, and takes assignments."""
+    session = create(chronica, state={"party": 4})
+    append(chronica, session, said("first", delta={"user:area": "Kemang"}))
+    got = get(chronica, session)
+    (listed,) = run(chronica.list_sessions)(app_name=APP, user_id=OWNER).sessions
+    for read in (got, listed):
+        assert read is not None
+        made = Session(**{name: getattr(read, name) for name in Session.model_fields})
+        made._storage_update_marker = read._storage_update_marker
+        assert read == made
+        assert read.model_fields_set == made.model_fields_set
+        assert read.__pydantic_extra__ == made.__pydantic_extra__
+        assert read._storage_update_marker == session.events[-1].id
+        read.last_update_time = 1.0  # as append_event does
+        assert "last_update_time" in read.model_fields_set
+
+
+def test_no_caller_changes_a_kept_event_through_what_it_was_given(chronica):
+    """The decoded-event cache hands out deep copies (google_adk._copied): a caller
+    that changes any part of a read session's events, however deep, changes nothing
+    another read gets. InMemorySessionService's get_session copies the same way."""
+    session = create(chronica)
+    append(chronica, session, call())
+    append(chronica, session, said("then", delta={"plan": {"party": 4}}))
+    before = get(chronica, session)
+    assert before is not None
+    given = get(chronica, session)
+    assert given is not None
+    given.events[0].content.parts[0].function_call.args["party"] = 99
+    given.events[0].content.parts.append(types.Part(text="added"))
+    given.events[1].actions.state_delta["plan"]["party"] = 2
+    given.events[1].content.parts[0].text = "changed"
+    given.events[1].actions.state_delta["new"] = True
+    given.events.pop()
+    assert get(chronica, session) == before
 
 
 def test_it_runs_on_the_store_chronica_is_configured_with_by_default():

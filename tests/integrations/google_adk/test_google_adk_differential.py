@@ -36,7 +36,7 @@ from chronica.integrations.google_adk import ChronicaSessionService
 
 from .scenario import STORES, run, using
 
-pytestmark = [pytest.mark.slow, pytest.mark.django_db]
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 USERS = ["ardian", "rafa"]
 SESSION_IDS = ["s1", "s2"]

@@ -15,7 +15,7 @@ from example_project.dinner.scenario import BOOKING_REPLY
 
 from .scenario import OWNER, STORES, run, using
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture(params=STORES, autouse=True)

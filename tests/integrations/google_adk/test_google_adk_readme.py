@@ -13,7 +13,7 @@ from chronica.integrations.google_adk import chronicum_id
 from ...readme import blocks, section, text_of_all
 from .scenario import STORES, run, using
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def adk_snippet() -> str:
