@@ -7,6 +7,7 @@ every store behaves alike.
 
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import gc
@@ -264,6 +265,41 @@ def loads_data(text: str | None) -> Any:
 
 
 _COLLECTED_BELOW = 64 * 1024
+
+
+class RawJSON(str):
+    """JSON text passed through as it is: an actum's stored ``data`` read for the API,
+    which writes it into its answer verbatim (``chronica.api.renderers``) instead of
+    decoding it into Python objects and encoding them again. Only while
+    :data:`raw_data` is set does a store hand one back; the Python API never sees one."""
+
+    __slots__ = ()
+
+
+raw_data: contextvars.ContextVar[bool] = contextvars.ContextVar("chronica_raw_data", default=False)
+"""While ``True`` (the API's JSON answers and its stream), the database stores give
+``data`` back as :class:`RawJSON`, compact (:func:`compact_json`), never decoded."""
+
+# A JSON string token, escapes included: what compact_json leaves untouched.
+_JSON_STRING = re.compile(r'("(?:[^"\\]|\\.)*")')
+
+
+def compact_json(text: str) -> str:
+    """Valid JSON text without the whitespace between its tokens that PostgreSQL's
+    ``jsonb`` prints (``", "`` and ``": "``), as :func:`dumps_data` writes it: the
+    answer the decoded value would have given. Without a string in it (``[[],...]``) one
+    ``str.replace``; otherwise only the text between strings is touched."""
+    if ", " not in text and ": " not in text:
+        return text
+    if '"' not in text:
+        return text.replace(", ", ",")
+    parts = _JSON_STRING.split(text)
+    # Odd positions are the strings; the rest is punctuation, numbers and literals.
+    for i in range(0, len(parts), 2):
+        part = parts[i]
+        if " " in part:
+            parts[i] = part.replace(", ", ",").replace(": ", ":")
+    return "".join(parts)
 
 
 def check_actum(

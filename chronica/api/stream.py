@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import json
 from collections.abc import AsyncGenerator, Iterable, Iterator
 from typing import Any
 
@@ -45,6 +44,7 @@ from ..values import Actum
 from .agents import chronicarius_for
 from .errors import chronica_errors
 from .inputs import arguments, names, owner_id
+from .renderers import dumps
 from .schema import _COMMON, _INVALID, CHRONICUM_ID, RETRY_AFTER, query_parameters
 from .serializers import ActumSerializer
 
@@ -72,7 +72,7 @@ def event(actum: Actum) -> bytes:
     cached = _events_sent.get(actum.id)
     if cached is not None and cached[0] == actum:
         return cached[1]
-    data = json.dumps(ActumSerializer(actum).data, ensure_ascii=False, separators=(",", ":"))
+    data = dumps(ActumSerializer(actum).data)
     sent = f"id: {actum.id}\ndata: {data}\n\n".encode()
     # The followers of a chronicum share their reads, so a thousand streams send the
     # same actum: it is serialized once.
