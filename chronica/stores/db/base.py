@@ -417,17 +417,51 @@ ORDER BY p.seq
         later=("filters",),
     )
 
+    # With a byte budget: the sizes of the next acta first (no content or data read),
+    # then only those that fit, the first always; "cut" tells that some did not.
+    after_within = Template(
+        """
+WITH sized AS (
+    SELECT seq, {size} AS w_size FROM {acta}
+    WHERE {chronicum_is} AND seq > %s{filters}
+      AND EXISTS {owned}
+    ORDER BY chronicum_id, seq LIMIT %s
+), fit AS (
+    SELECT s.seq FROM (
+        SELECT seq, SUM(w_size) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS w_used,
+               ROW_NUMBER() OVER (ORDER BY seq) AS w_n
+        FROM sized
+    ) s WHERE s.w_used <= %s OR s.w_n = 1
+)
+SELECT o.owned, o.top, {p.columns}, p.seq, o.cut
+FROM (SELECT {owned} AS owned, ({newest_seq}) AS top,
+             (SELECT COUNT(*) FROM sized) > (SELECT COUNT(*) FROM fit) AS cut) o
+LEFT JOIN (
+    SELECT seq, id, kind, actor_kind, actor, content, at, call_id, data, recorded_by FROM {acta}
+    WHERE {chronicum_is} AND seq IN (SELECT seq FROM fit)
+) p ON 1 = 1
+ORDER BY p.seq
+""",
+        later=("filters",),
+    )
+
     def after_sql(
         self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
     ) -> Statement:
         """The acta after seq ``position`` that pass the filters, at most ``limit``, with
-        the owner's check and the newest seq, in one statement (``plans.after_plan``)."""
+        the owner's check and the newest seq, in one statement (``plans.after_plan``).
+        With ``query.max_bytes``, only as many as fit it, and whether some did not."""
         conditions, filter_params = filters(query)
-        params: list[Any] = [chronicum_id, owner_id, chronicum_id]
+        where = "".join(f" AND {c}" for c in conditions)
+        if query.max_bytes is not None:
+            params: list[Any] = [chronicum_id, position, *filter_params, chronicum_id, owner_id]
+            params += [limit, query.max_bytes, chronicum_id, owner_id, chronicum_id]
+            params.append(chronicum_id)
+            return self.after_within.format(filters=where), params
+        params = [chronicum_id, owner_id, chronicum_id]
         params += [chronicum_id, position, *filter_params]
         params += [chronicum_id, owner_id, limit]
-        sql = self.after.format(filters="".join(f" AND {c}" for c in conditions))
-        return sql, params
+        return self.after.format(filters=where), params
 
     # -- writing -----------------------------------------------------------------
 
