@@ -267,13 +267,30 @@ def loads_data(text: str | None) -> Any:
 _COLLECTED_BELOW = 64 * 1024
 
 
-class RawJSON(str):
+class RawJSON:
     """JSON text passed through as it is: an actum's stored ``data`` read for the API,
-    which writes it into its answer verbatim (``chronica.api.renderers``) instead of
-    decoding it into Python objects and encoding them again. Only while
-    :data:`raw_data` is set does a store hand one back; the Python API never sees one."""
+    which writes ``text`` into its answer verbatim (``chronica.api.renderers``) instead
+    of decoding it into Python objects and encoding them again. Only while
+    :data:`raw_data` is set does a store hand one back; the Python API never sees one.
+    Not a ``str`` (a copy of the text each time one is made, and a renderer that does
+    not know it would quote it): any other encoder refuses it."""
 
-    __slots__ = ()
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RawJSON):
+            return NotImplemented
+        return self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        shown = self.text if len(self.text) <= 40 else self.text[:40] + "..."
+        return f"RawJSON({shown!r})"
 
 
 raw_data: contextvars.ContextVar[bool] = contextvars.ContextVar("chronica_raw_data", default=False)

@@ -43,7 +43,7 @@ def _dump(value: Any) -> str:
 
 def _text(value: Any) -> str:
     if isinstance(value, RawJSON):
-        return str.__str__(value)
+        return value.text
     if isinstance(value, Mapping):
         if not any(isinstance(item, (RawJSON, Mapping, list)) for item in value.values()):
             return _dump(value)

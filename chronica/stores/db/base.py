@@ -214,14 +214,16 @@ class BaseDialect:
     def within_bytes(self, sql: str, columns: str, table: str) -> str:
         """``sql`` (a window, newest first, selecting ``columns``) cut to the newest acta
         whose sizes add up to the byte budget (one more parameter), the newest always
-        kept: the database drops the rest, so they never reach Python."""
-        sized = sql.replace(
-            columns, f"{columns}, {table}seq AS w_seq, {self.size(table)} AS w_size", 1
-        )
+        kept, then read whole (one more: the chronicum ID). The running sum is taken
+        over sequence numbers and sizes only: the acta past the budget are never read
+        into Python, nor their content and data held by the database for the sum."""
+        sized = sql.replace(columns, f"{table}seq AS w_seq, {self.size(table)} AS w_size", 1)
         return (
-            "SELECT * FROM (SELECT b.*, SUM(b.w_size) OVER (ORDER BY b.w_seq DESC ROWS"
-            " UNBOUNDED PRECEDING) AS w_used, ROW_NUMBER() OVER (ORDER BY b.w_seq DESC)"
-            f" AS w_n FROM ({sized}) b) c WHERE c.w_used <= %s OR c.w_n = 1 ORDER BY c.w_seq DESC"
+            f"SELECT {self.columns('k.')} FROM {self.acta} k JOIN (SELECT c.w_seq FROM"
+            " (SELECT b.w_seq, SUM(b.w_size) OVER (ORDER BY b.w_seq DESC ROWS UNBOUNDED"
+            " PRECEDING) AS w_used, ROW_NUMBER() OVER (ORDER BY b.w_seq DESC) AS w_n"
+            f" FROM ({sized}) b) c WHERE c.w_used <= %s OR c.w_n = 1) f"
+            f" ON k.{self.chronicum_is} AND k.seq = f.w_seq ORDER BY k.seq DESC"
         )
 
     def estimate(self, table: str = "") -> str:
@@ -383,7 +385,8 @@ WHERE w.running <= %s ORDER BY w.seq DESC
             sql = self.window.format(where=where.sql, limit=" LIMIT %s" if limit else "")
             params = where.params + ([limit] if limit else [])
             if query.max_bytes is not None:
-                return self.within_bytes(sql, self.columns(), ""), [*params, query.max_bytes]
+                cut = self.within_bytes(sql, self.columns(), "")
+                return cut, [*params, query.max_bytes, chronicum_id]
             return sql, params
         step = self.window_conditions(chronicum_id, query, owner_id, with_owner=False)
         sql = self.budget_window.format(
@@ -394,7 +397,8 @@ WHERE w.running <= %s ORDER BY w.seq DESC
             params.append(limit)
         params += [chronicum_id, query.max_tokens]
         if query.max_bytes is not None:
-            return self.within_bytes(sql, self.columns("a."), "a."), [*params, query.max_bytes]
+            cut = self.within_bytes(sql, self.columns("a."), "a.")
+            return cut, [*params, query.max_bytes, chronicum_id]
         return sql, params
 
     # -- following ---------------------------------------------------------------
