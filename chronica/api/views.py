@@ -55,7 +55,7 @@ from .inputs import (
 )
 from .paging import cursor_for, link_to, position_of
 from .parsers import StrictJSONParser
-from .renderers import RawJSONRenderer, dumps, takes_raw
+from .renderers import RawJSONRenderer, dumps, raw_renderer, takes_raw
 from .serializers import ActumSerializer, ChronicumSerializer
 from .stream import ActaStreamMixin
 
@@ -216,8 +216,9 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
             before = page.acta[oldest].id
         body: Any = acta[oldest:]
         if raw:
-            body = text
-            request.accepted_renderer = RawJSONRenderer()
+            renderer = raw_renderer(request)
+            body = text if isinstance(renderer, RawJSONRenderer) else body
+            request.accepted_renderer = renderer
         headers = (
             {} if before is None else {"Link": f'<{link_to(request, before=before)}>; rel="next"'}
         )

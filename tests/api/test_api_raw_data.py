@@ -137,3 +137,23 @@ def test_compact_json_is_what_dumps_writes(value: Any) -> None:
     spaced = json.dumps(value, ensure_ascii=False)
     assert compact_json(spaced) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     assert dumps(RawJSON(compact_json(spaced))) == dumps(value)
+
+
+def test_indented_as_the_browsable_api_indents() -> None:
+    page = [{"id": "a", "data": value, "n": [1, {"k: v": []}]} for value in ORDINARY]
+    spliced = [{**actum, "data": RawJSON(dumps(actum["data"]))} for actum in page]
+    drf = JSONRenderer().render(page, renderer_context={"indent": 4}).decode()
+    # Decoded values: DRF's own indented answer; data as stored: the same, data compact.
+    assert dumps(page, indent=4) == drf
+    assert json.loads(dumps(spliced, indent=4)) == json.loads(drf)
+
+
+@pytest.mark.django_db
+def test_the_browsable_api_shows_data_as_stored(as_ardian: APIClient, ardian) -> None:
+    record(str(ardian.pk), [[[]] * 3, {"a, b": "c: d"}])
+    response = as_ardian.get(acta_url(), HTTP_ACCEPT="text/html")
+
+    assert response.status_code == 200
+    content = response.content.decode()
+    assert "&quot;data&quot;: [[],[],[]]" in content
+    assert "&quot;data&quot;: {&quot;a, b&quot;:&quot;c: d&quot;}" in content
