@@ -29,6 +29,7 @@ from typing import Any
 
 from .errors import ChronicumNotFound
 from .interfaces import Subscription
+from .validation import raw_data
 from .values import Actum
 
 __all__ = ["PAGE", "Polling", "follow"]
@@ -36,10 +37,11 @@ __all__ = ["PAGE", "Polling", "follow"]
 PAGE = 200
 """The most acta a follower reads in one statement."""
 
-Read = Callable[[int, int], Awaitable[tuple[list[Actum], int] | None]]
-"""``read(position, limit)``: ``FollowingStore.acta_after`` for one follower."""
+Page = tuple[list[Actum], int] | tuple[list[Actum], int, bool] | None
 
-Page = tuple[list[Actum], int] | None
+Read = Callable[[int, int], Awaitable[Page]]
+"""``read(position, limit)``: ``FollowingStore.acta_after`` for one follower (a third
+item ``True``: cut short by the byte budget, read on at once)."""
 
 # The reads under way, by event loop, what is read (store, owner, chronicum, filters),
 # the news generation and the position.
@@ -68,10 +70,10 @@ async def follow(
             page = await _read(loop, shared, news, read, position, interval)
             if page is None:
                 raise ChronicumNotFound(chronicum_id)
-            acta, position = page
+            acta, position, *cut = page
             for actum in acta:
                 yield actum
-            if len(acta) < PAGE:
+            if len(acta) < PAGE and not any(cut):
                 # Until the next multiple of the interval: idle followers wake together.
                 await news.wait(interval - loop.time() % interval)
     finally:
@@ -88,7 +90,8 @@ async def _read(
 ) -> Page:
     if shared is None:
         return await read(position, PAGE)
-    key = (loop, shared, getattr(news, "generation", 0), position)
+    # Followers that take data as stored text (the API's stream) read apart.
+    key = (loop, shared, raw_data.get(), getattr(news, "generation", 0), position)
     task = _reads.get(key)
     if task is None:
         task = _reads[key] = asyncio.ensure_future(read(position, PAGE))

@@ -302,6 +302,10 @@ class FollowingStore(Protocol):
     * ``acta_after``: oldest first, at most ``limit`` acta recorded after
       ``position`` that pass the filters of ``query``, and the position to read
       from next; every actum between the two that passes the filters is returned.
+      With ``query.max_bytes`` it may stop earlier, where the UTF-8 bytes of content
+      and data would pass it (the first actum always comes), and then answers a third
+      item, ``True``: the follower reads on at once (the API's stream, so that a
+      backlog is never read whole). A store that ignores ``max_bytes`` answers two.
 
     Both answer ``None``, having read no actum, where the chronicum is missing or
     is not ``owner_id``'s.
@@ -313,7 +317,7 @@ class FollowingStore(Protocol):
 
     def acta_after(
         self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
-    ) -> tuple[list[Actum], int] | None: ...
+    ) -> tuple[list[Actum], int] | tuple[list[Actum], int, bool] | None: ...
 
 
 class Subscription(Protocol):
@@ -370,7 +374,7 @@ class AsyncStore(Protocol):
 
     async def aacta_after(
         self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
-    ) -> tuple[list[Actum], int] | None: ...
+    ) -> tuple[list[Actum], int] | tuple[list[Actum], int, bool] | None: ...
 
 
 # -- the records of an agent framework beside the acta ---------------------------------

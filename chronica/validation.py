@@ -8,6 +8,7 @@ every store behaves alike.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import functools
 import gc
@@ -273,6 +274,58 @@ def uncollected() -> Iterator[None]:
 
 
 _COLLECTED_BELOW = 64 * 1024
+
+
+class RawJSON:
+    """JSON text passed through as it is: an actum's stored ``data`` read for the API,
+    which writes ``text`` into its answer verbatim (``chronica.api.renderers``) instead
+    of decoding it into Python objects and encoding them again. Only while
+    :data:`raw_data` is set does a store hand one back; the Python API never sees one.
+    Not a ``str`` (a copy of the text each time one is made, and a renderer that does
+    not know it would quote it): any other encoder refuses it."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RawJSON):
+            return NotImplemented
+        return self.text == other.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        shown = self.text if len(self.text) <= 40 else self.text[:40] + "..."
+        return f"RawJSON({shown!r})"
+
+
+raw_data: contextvars.ContextVar[bool] = contextvars.ContextVar("chronica_raw_data", default=False)
+"""While ``True`` (the API's JSON answers and its stream), the database stores give
+``data`` back as :class:`RawJSON`, compact (:func:`compact_json`), never decoded."""
+
+# A JSON string token, escapes included: what compact_json leaves untouched.
+_JSON_STRING = re.compile(r'("(?:[^"\\]|\\.)*")')
+
+
+def compact_json(text: str) -> str:
+    """Valid JSON text without the whitespace between its tokens that PostgreSQL's
+    ``jsonb`` prints (``", "`` and ``": "``), as :func:`dumps_data` writes it: the
+    answer the decoded value would have given. Without a string in it (``[[],...]``) one
+    ``str.replace``; otherwise only the text between strings is touched."""
+    if ", " not in text and ": " not in text:
+        return text
+    if '"' not in text:
+        return text.replace(", ", ",")
+    parts = _JSON_STRING.split(text)
+    # Odd positions are the strings; the rest is punctuation, numbers and literals.
+    for i in range(0, len(parts), 2):
+        part = parts[i]
+        if " " in part:
+            parts[i] = part.replace(", ", ",").replace(": ", ":")
+    return "".join(parts)
 
 
 def check_actum(

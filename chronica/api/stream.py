@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import json
 from collections.abc import AsyncGenerator, Iterable, Iterator
 from typing import Any
 
@@ -38,13 +37,15 @@ from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
+from ..conf import chronica_settings
 from ..errors import ChronicumNotFound
 from ..services import Follower
-from ..validation import FOLLOW_PARAMETERS
+from ..validation import FOLLOW_PARAMETERS, raw_data
 from ..values import Actum
 from .agents import chronicarius_for
 from .errors import chronica_errors
 from .inputs import arguments, names, owner_id
+from .renderers import dumps
 from .schema import _COMMON, _INVALID, CHRONICUM_ID, RETRY_AFTER, query_parameters
 from .serializers import ActumSerializer
 
@@ -72,7 +73,7 @@ def event(actum: Actum) -> bytes:
     cached = _events_sent.get(actum.id)
     if cached is not None and cached[0] == actum:
         return cached[1]
-    data = json.dumps(ActumSerializer(actum).data, ensure_ascii=False, separators=(",", ":"))
+    data = dumps(ActumSerializer(actum).data)
     sent = f"id: {actum.id}\ndata: {data}\n\n".encode()
     # The followers of a chronicum share their reads, so a thousand streams send the
     # same actum: it is serialized once.
@@ -140,7 +141,9 @@ class ActaStreamMixin:
         asgi = isinstance(getattr(request, "_request", request), ASGIRequest)
         with chronica_errors():
             # Every check answered now, while an error can still be a 404 or a 400.
-            follower = chronicarius_for(request, owner).afollow(owner, chronicum_id, **follow)
+            follower = chronicarius_for(request, owner).afollow(
+                owner, chronicum_id, **follow, max_bytes=chronica_settings.API_MAX_RESPONSE_BYTES
+            )
             if asgi:
                 # On the server's event loop, through its bounded asyncio pool: a
                 # thousand streams opening at once must not open a thousand
@@ -212,6 +215,8 @@ def _without_request_thread() -> contextvars.Context:
             executor.shutdown(wait=False)
     context = contextvars.copy_context()
     context.run(SyncToAsync.thread_sensitive_context.set, None)  # type: ignore[arg-type]
+    # Each actum's data as stored, never decoded: event() writes it in verbatim.
+    context.run(raw_data.set, True)
     return context
 
 

@@ -32,7 +32,7 @@ from rest_framework.viewsets import ViewSet
 
 from .. import services
 from ..conf import chronica_settings
-from ..validation import WINDOW_PARAMETERS
+from ..validation import WINDOW_PARAMETERS, RawJSON, raw_data
 from . import schema
 from .agents import (
     AgentCredentialAuthentication,
@@ -55,6 +55,7 @@ from .inputs import (
 )
 from .paging import cursor_for, link_to, position_of
 from .parsers import StrictJSONParser
+from .renderers import RawJSONRenderer, dumps, raw_renderer, takes_raw
 from .serializers import ActumSerializer, ChronicumSerializer
 from .stream import ActaStreamMixin
 
@@ -196,15 +197,32 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
         # last_n is the page size, never over the most one answer holds.
         most, last_n = chronica_settings.API_MAX_ACTA, window.get("last_n", 0)
         window["last_n"] = min(last_n, most) if last_n > 0 else most
-        with chronica_errors():
-            page = chronicarius_for(request, owner).get_acta_page(
-                owner, chronicum_id, **window, max_bytes=chronica_settings.API_MAX_RESPONSE_BYTES
-            )
+        budget = chronica_settings.API_MAX_RESPONSE_BYTES
+        # DRF's own JSON answer takes each actum's data as stored, never decoded.
+        raw = takes_raw(request)
+        reset = raw_data.set(raw)
+        try:
+            with chronica_errors():
+                page = chronicarius_for(request, owner).get_acta_page(
+                    owner, chronicum_id, **window, max_bytes=budget
+                )
+        finally:
+            raw_data.reset(reset)
         before = page.next_before
+        acta = cast(list[dict[str, Any]], ActumSerializer(page.acta, many=True).data)
+        # The same page in every representation: the budget counts the JSON answer's bytes.
+        text, oldest = _within_budget(acta, budget)
+        if oldest:
+            before = page.acta[oldest].id
+        body: Any = acta[oldest:]
+        if raw:
+            renderer = raw_renderer(request)
+            body = text if isinstance(renderer, RawJSONRenderer) else body
+            request.accepted_renderer = renderer
         headers = (
             {} if before is None else {"Link": f'<{link_to(request, before=before)}>; rel="next"'}
         )
-        return Response(ActumSerializer(page.acta, many=True).data, headers=headers)
+        return Response(body, headers=headers)
 
     @extend_schema(**schema.POST_ACTA)
     @acta.mapping.post
@@ -228,3 +246,20 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
             # An empty batch: nothing is written, not even the chronicum.
             return Response(body, status=status.HTTP_200_OK)
         return Response(body, status=status.HTTP_201_CREATED)
+
+
+def _within_budget(acta: list[dict[str, Any]], budget: int) -> tuple[RawJSON, int]:
+    """The window's JSON array, and the position of its oldest actum in it: the newest
+    acta whose rendered JSON, commas and brackets included, is at most ``budget`` bytes
+    (the newest always). The store cut the page by the bytes of content and data; this
+    counts every byte sent, the other fields and the escapes included."""
+    texts = [dumps(actum) for actum in acta]
+    used, oldest = 2, len(texts)
+    while oldest > 0:
+        text = texts[oldest - 1]
+        size = (len(text) if text.isascii() else len(text.encode())) + 1
+        if used + size > budget + 1 and oldest < len(texts):
+            break
+        used += size
+        oldest -= 1
+    return RawJSON("[" + ",".join(texts[oldest:]) + "]"), oldest

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterable
 from typing import Any
 
@@ -29,6 +30,7 @@ class Following(ChronicariusBase):
         kinds: Kinds = None,
         actor_kinds: ActorKinds = None,
         actors: Iterable[str] | str | None = None,
+        max_bytes: int | None = None,
     ) -> Follower:
         """Every actum recorded after the actum ``after`` (``None``: from the moment the
         follow starts), each once, in write order, filtered like :meth:`get_acta`,
@@ -43,11 +45,20 @@ class Following(ChronicariusBase):
         deleted while followed. On PostgreSQL a NOTIFY sent by each committing write
         wakes the follower; elsewhere it reads again every
         ``CHRONICA["FOLLOW_POLL_INTERVAL"]`` seconds (``poll_interval``).
+
+        ``max_bytes`` (a positive int): each read of the store holds acta of at most
+        that many UTF-8 bytes of content and data (one actum whatever its size), so
+        that a long backlog is read a budget at a time, every actum still in order
+        (``CHRONICA["API_MAX_RESPONSE_BYTES"]`` in the API's stream).
         """
 
         def checked() -> tuple[FollowingStore, ActaQuery, str | None]:
             check_owner(owner_id)
             query = build_query(kinds=kinds, actor_kinds=actor_kinds, actors=actors)
+            if max_bytes is not None:
+                if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
+                    raise InvalidQuery(f"max_bytes must be a positive int, not {max_bytes!r}")
+                query = dataclasses.replace(query, max_bytes=max_bytes)
             resume = check_after(after)
             store = self._require(
                 self._following, "follow a chronicum (it is not a FollowingStore)"

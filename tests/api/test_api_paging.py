@@ -8,6 +8,7 @@ continues backwards from the oldest actum of the page.
 
 from __future__ import annotations
 
+import json
 import re
 from urllib.parse import parse_qs, urlsplit
 
@@ -280,9 +281,35 @@ class TestWindowQuery:
         assert len(got) == (1 if whole else 2)
 
 
+def walk_bodies(client: APIClient, url: str, **headers: str) -> list[bytes]:
+    """``walk``, keeping each page's body as sent."""
+    bodies = []
+    while url:
+        response = client.get(url, **headers)
+        assert response.status_code == 200, response.content
+        bodies.append(response.content)
+        link = response.headers.get("Link")
+        url = LINK.fullmatch(link)["url"] if link else None
+    return bodies
+
+
+def fits(pages: list[list[dict]], budget: int) -> None:
+    """Each page's JSON is at most ``budget`` bytes, and would pass it with the next
+    older actum (the first of the page before it in the walk)."""
+    for page, older in zip(pages, [*pages[1:], []], strict=True):
+        assert len(compact(page)) <= budget or len(page) == 1
+        if older:
+            assert len(compact([older[-1], *page])) > budget
+
+
+def compact(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+
 @pytest.mark.django_db
 class TestByteBudget:
-    """CHRONICA["API_MAX_RESPONSE_BYTES"] cuts a page early; the link leads to the rest."""
+    """CHRONICA["API_MAX_RESPONSE_BYTES"] cuts a page early, counting the bytes of the
+    JSON answer; the link leads to the rest."""
 
     def test_a_heavy_window_is_cut_and_linked(self, as_ardian, ardian):
         heavy = [
@@ -298,10 +325,52 @@ class TestByteBudget:
         ]
         stored = services.record_acta(str(ardian.pk), heavy)
         with override_settings(CHRONICA={"API_MAX_RESPONSE_BYTES": 3000}):
-            pages = walk(as_ardian, acta_url() + "?last_n=10")
+            bodies = walk_bodies(as_ardian, acta_url() + "?last_n=10")
+        pages = [json.loads(b) for b in bodies]
 
-        assert [len(page) for page in pages] == [3, 3, 3, 3]
+        # About 1,170 bytes an actum with its other fields: two a page.
+        assert [len(page) for page in pages] == [2, 2, 2, 2, 2, 2]
+        assert all(len(b) <= 3000 for b in bodies)
+        assert [compact(page) for page in pages] == bodies
+        fits(pages, 3000)
         assert oldest_first(pages) == ids(stored)
+
+    def test_huge_data_is_cut_and_the_rest_reachable(self, as_ardian, ardian):
+        # The attack of issue 20: data of many tiny containers, whole pages of them.
+        huge = [
+            Actum(
+                chronicum_id=CHRONICUM,
+                kind="tool_response",
+                actor_kind="agent",
+                actor="search",
+                content="",
+                data=[[]] * 15_000 + [{"n": n, "é": [1.0, 1e100, None, "a, b: c"]}],
+            )
+            for n in range(9)
+        ]
+        stored = services.record_acta(str(ardian.pk), huge)
+        with override_settings(CHRONICA={"API_MAX_RESPONSE_BYTES": 100_000}):
+            bodies = walk_bodies(as_ardian, acta_url())
+        pages = [json.loads(b) for b in bodies]
+
+        assert [len(page) for page in pages] == [2, 2, 2, 2, 1]
+        assert all(len(b) <= 100_000 for b in bodies)
+        fits(pages, 100_000)
+        assert oldest_first(pages) == ids(stored)
+        assert [a["data"] for page in reversed(pages) for a in page] == [a.data for a in huge]
+
+    def test_the_browsable_api_is_cut_the_same(self, as_ardian, ardian):
+        stored = services.record_acta(
+            str(ardian.pk), [_message("x" * 500, data=[[]] * 300) for _ in range(5)]
+        )
+        with override_settings(CHRONICA={"API_MAX_RESPONSE_BYTES": 4000}):
+            json_pages = [json.loads(b) for b in walk_bodies(as_ardian, acta_url())]
+            html = walk_bodies(as_ardian, acta_url(), HTTP_ACCEPT="text/html")
+
+        assert [len(page) for page in json_pages] == [2, 2, 1]
+        assert len(html) == 3
+        assert all(b"rel=&quot;next&quot;" in page for page in html[:2])
+        assert oldest_first(json_pages) == ids(stored)
 
     def test_the_newest_actum_comes_whatever_its_size(self, as_ardian, ardian):
         stored = services.record_acta(
@@ -319,14 +388,21 @@ class TestByteBudget:
             str(ardian.pk),
             [_message("y" * 100) for _ in range(6)],
         )
-        with override_settings(CHRONICA={"API_MAX_RESPONSE_BYTES": 250}):
+        with override_settings(CHRONICA={"API_MAX_RESPONSE_BYTES": 700}):
             pages = walk(as_ardian, acta_url() + "?max_tokens=100000")
 
+        # About 330 bytes an actum: two a page.
         assert [len(page) for page in pages] == [2, 2, 2]
+        fits(pages, 700)
         assert oldest_first(pages) == ids(stored)
 
 
-def _message(content: str) -> Actum:
+def _message(content: str, data: object = None) -> Actum:
     return Actum(
-        chronicum_id=CHRONICUM, kind="message", actor_kind="human", actor="ardian", content=content
+        chronicum_id=CHRONICUM,
+        kind="message",
+        actor_kind="human",
+        actor="ardian",
+        content=content,
+        data=data,
     )

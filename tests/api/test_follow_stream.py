@@ -162,6 +162,45 @@ def test_resuming_after_an_actum(server, ardian, how):
         stream.close()
 
 
+def test_a_backlog_over_the_byte_budget_comes_whole_and_in_order(server, ardian, monkeypatch):
+    # Read a budget at a time, every actum once, in order, one larger than the budget
+    # too; data as the window gives it.
+    from chronica.stores.db import plans
+
+    reads: list[int] = []
+    after_plan = plans.after_plan
+
+    def counted(*args, **kwargs):
+        page = yield from after_plan(*args, **kwargs)
+        if page is not None and page[0]:
+            reads.append(len(page[0]))
+        return page
+
+    monkeypatch.setattr(plans, "after_plan", counted)
+    first = services.record_actum(owner(ardian), scenario.acta()[0])
+    backlog = [
+        Actum(
+            chronicum_id=CHRONICUM,
+            kind="tool_response",
+            actor_kind="agent",
+            actor="search",
+            content=f"result {i}",
+            data=[[]] * (3000 if i == 3 else 300) + [{"é": [1.0, 1e100, None, "a, b: c"]}],
+        )
+        for i in range(7)
+    ]
+    stored = services.record_acta(owner(ardian), backlog)
+    with override_settings(CHRONICA={"FOLLOW_POLL_INTERVAL": 0.05, "API_MAX_RESPONSE_BYTES": 2500}):
+        stream = opened(server, f"{STREAM}?after={first.id}", **basic("ardian"))
+        try:
+            got = stream.acta(len(stored))
+        finally:
+            stream.close()
+    assert got == wire(stored)
+    assert [a["data"] for a in got] == [a.data for a in backlog]
+    assert reads == [2, 1, 1, 2, 1]  # about 950 bytes an actum; the fourth, 9,000
+
+
 def test_filtered_like_the_window(server, ardian):
     stored = services.record_acta(owner(ardian), scenario.acta())
     stream = opened(

@@ -129,6 +129,42 @@ async def test_a_backlog_longer_than_a_page(chronicarius):
     assert await take(chronicarius.afollow(OWNER, CHRONICUM, after=first.id), len(stored)) == stored
 
 
+async def test_a_backlog_over_the_byte_budget_is_read_a_budget_at_a_time(
+    chronicarius, store, monkeypatch
+):
+    # The API's stream (CHRONICA["API_MAX_RESPONSE_BYTES"]): no read of the store
+    # holds more than the budget, one actum aside, and every actum comes, in order.
+    from chronica.stores.db import DjangoStore, plans
+
+    reads: list[int] = []
+    after_plan = plans.after_plan
+
+    def counted(*args, **kwargs):
+        page = yield from after_plan(*args, **kwargs)
+        if page is not None:
+            reads.append(len(page[0]))
+        return page
+
+    monkeypatch.setattr(plans, "after_plan", counted)
+    first = await chronicarius.arecord_actum(OWNER, scenario.acta()[0])
+    backlog = [
+        Actum(
+            chronicum_id=CHRONICUM,
+            kind="tool_response",
+            actor_kind="agent",
+            actor="search",
+            content=f"result {i}",
+            data=[[]] * (2000 if i == 4 else 300),  # 900 bytes; one of 6,000, over it
+        )
+        for i in range(9)
+    ]
+    stored = await chronicarius.arecord_acta(OWNER, backlog)
+    follower = chronicarius.afollow(OWNER, CHRONICUM, after=first.id, max_bytes=2000)
+    assert await take(follower, len(stored)) == stored
+    if isinstance(store, DjangoStore):  # the in-memory store holds them all anyway
+        assert reads[:5] == [2, 2, 1, 2, 2]
+
+
 async def test_a_filter_skips_more_than_a_page_of_other_acta(chronicarius):
     first = await chronicarius.arecord_actum(OWNER, scenario.acta()[0])
     follower = await started(

@@ -214,14 +214,16 @@ class BaseDialect:
     def within_bytes(self, sql: str, columns: str, table: str) -> str:
         """``sql`` (a window, newest first, selecting ``columns``) cut to the newest acta
         whose sizes add up to the byte budget (one more parameter), the newest always
-        kept: the database drops the rest, so they never reach Python."""
-        sized = sql.replace(
-            columns, f"{columns}, {table}seq AS w_seq, {self.size(table)} AS w_size", 1
-        )
+        kept, then read whole (one more: the chronicum ID). The running sum is taken
+        over sequence numbers and sizes only: the acta past the budget are never read
+        into Python, nor their content and data held by the database for the sum."""
+        sized = sql.replace(columns, f"{table}seq AS w_seq, {self.size(table)} AS w_size", 1)
         return (
-            "SELECT * FROM (SELECT b.*, SUM(b.w_size) OVER (ORDER BY b.w_seq DESC ROWS"
-            " UNBOUNDED PRECEDING) AS w_used, ROW_NUMBER() OVER (ORDER BY b.w_seq DESC)"
-            f" AS w_n FROM ({sized}) b) c WHERE c.w_used <= %s OR c.w_n = 1 ORDER BY c.w_seq DESC"
+            f"SELECT {self.columns('k.')} FROM {self.acta} k JOIN (SELECT c.w_seq FROM"
+            " (SELECT b.w_seq, SUM(b.w_size) OVER (ORDER BY b.w_seq DESC ROWS UNBOUNDED"
+            " PRECEDING) AS w_used, ROW_NUMBER() OVER (ORDER BY b.w_seq DESC) AS w_n"
+            f" FROM ({sized}) b) c WHERE c.w_used <= %s OR c.w_n = 1) f"
+            f" ON k.{self.chronicum_is} AND k.seq = f.w_seq ORDER BY k.seq DESC"
         )
 
     def estimate(self, table: str = "") -> str:
@@ -383,7 +385,8 @@ WHERE w.running <= %s ORDER BY w.seq DESC
             sql = self.window.format(where=where.sql, limit=" LIMIT %s" if limit else "")
             params = where.params + ([limit] if limit else [])
             if query.max_bytes is not None:
-                return self.within_bytes(sql, self.columns(), ""), [*params, query.max_bytes]
+                cut = self.within_bytes(sql, self.columns(), "")
+                return cut, [*params, query.max_bytes, chronicum_id]
             return sql, params
         step = self.window_conditions(chronicum_id, query, owner_id, with_owner=False)
         sql = self.budget_window.format(
@@ -394,7 +397,8 @@ WHERE w.running <= %s ORDER BY w.seq DESC
             params.append(limit)
         params += [chronicum_id, query.max_tokens]
         if query.max_bytes is not None:
-            return self.within_bytes(sql, self.columns("a."), "a."), [*params, query.max_bytes]
+            cut = self.within_bytes(sql, self.columns("a."), "a.")
+            return cut, [*params, query.max_bytes, chronicum_id]
         return sql, params
 
     # -- following ---------------------------------------------------------------
@@ -417,17 +421,51 @@ ORDER BY p.seq
         later=("filters",),
     )
 
+    # With a byte budget: the sizes of the next acta first (no content or data read),
+    # then only those that fit, the first always; "cut" tells that some did not.
+    after_within = Template(
+        """
+WITH sized AS (
+    SELECT seq, {size} AS w_size FROM {acta}
+    WHERE {chronicum_is} AND seq > %s{filters}
+      AND EXISTS {owned}
+    ORDER BY chronicum_id, seq LIMIT %s
+), fit AS (
+    SELECT s.seq FROM (
+        SELECT seq, SUM(w_size) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS w_used,
+               ROW_NUMBER() OVER (ORDER BY seq) AS w_n
+        FROM sized
+    ) s WHERE s.w_used <= %s OR s.w_n = 1
+)
+SELECT o.owned, o.top, {p.columns}, p.seq, o.cut
+FROM (SELECT {owned} AS owned, ({newest_seq}) AS top,
+             (SELECT COUNT(*) FROM sized) > (SELECT COUNT(*) FROM fit) AS cut) o
+LEFT JOIN (
+    SELECT seq, id, kind, actor_kind, actor, content, at, call_id, data, recorded_by FROM {acta}
+    WHERE {chronicum_is} AND seq IN (SELECT seq FROM fit)
+) p ON 1 = 1
+ORDER BY p.seq
+""",
+        later=("filters",),
+    )
+
     def after_sql(
         self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
     ) -> Statement:
         """The acta after seq ``position`` that pass the filters, at most ``limit``, with
-        the owner's check and the newest seq, in one statement (``plans.after_plan``)."""
+        the owner's check and the newest seq, in one statement (``plans.after_plan``).
+        With ``query.max_bytes``, only as many as fit it, and whether some did not."""
         conditions, filter_params = filters(query)
-        params: list[Any] = [chronicum_id, owner_id, chronicum_id]
+        where = "".join(f" AND {c}" for c in conditions)
+        if query.max_bytes is not None:
+            params: list[Any] = [chronicum_id, position, *filter_params, chronicum_id, owner_id]
+            params += [limit, query.max_bytes, chronicum_id, owner_id, chronicum_id]
+            params.append(chronicum_id)
+            return self.after_within.format(filters=where), params
+        params = [chronicum_id, owner_id, chronicum_id]
         params += [chronicum_id, position, *filter_params]
         params += [chronicum_id, owner_id, limit]
-        sql = self.after.format(filters="".join(f" AND {c}" for c in conditions))
-        return sql, params
+        return self.after.format(filters=where), params
 
     # -- writing -----------------------------------------------------------------
 

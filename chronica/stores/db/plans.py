@@ -178,11 +178,14 @@ def after_plan(
     query: ActaQuery,
     position: int,
     limit: int,
-) -> Plan[tuple[list[Actum], int] | None]:
+) -> Plan[tuple[list[Actum], int] | tuple[list[Actum], int, bool] | None]:
     rows = yield dialect.after_sql(owner_id, chronicum_id, query, position, limit)
     if not rows or rows[0][0] is None:
         return None
     acta = [actum(chronicum_id, row[2:11]) for row in rows if row[11] is not None]
+    if query.max_bytes is not None and rows[0][12]:
+        # Cut at the byte budget: the rest is read next, at once.
+        return acta, int(rows[-1][11]), True
     if len(acta) >= limit:
         return acta, int(rows[-1][11])
     # Every actum up to the horizon was read, the filtered-out ones included.

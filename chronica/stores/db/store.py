@@ -294,7 +294,7 @@ class DjangoStore(DjangoStateStore):
 
     def acta_after(
         self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
-    ) -> tuple[list[Actum], int] | None:
+    ) -> tuple[list[Actum], int] | tuple[list[Actum], int, bool] | None:
         """The acta after seq ``position`` that pass the filters, and the seq to read
         from next (see ``FollowingStore``), in one statement."""
         connection = self._connection()
@@ -346,7 +346,7 @@ class DjangoStore(DjangoStateStore):
 
     async def aacta_after(
         self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
-    ) -> tuple[list[Actum], int] | None:
+    ) -> tuple[list[Actum], int] | tuple[list[Actum], int, bool] | None:
         dialect = self._dialect()
         return await self._arun(
             plans.after_plan(dialect, owner_id, chronicum_id, query, position, limit)
