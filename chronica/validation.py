@@ -482,6 +482,9 @@ def _identifiers(name: str, values: Iterable[Any] | str | None) -> frozenset[str
     for value in values:
         if not isinstance(value, str):
             raise InvalidQuery(f"{name} must be a string, not {type(value).__name__}")
+        if not value:
+            # No actum has an empty actor (rule 2): such a filter would match nothing.
+            raise InvalidQuery(f"{name} holds an empty actor ID")
         try:
             check_identifier(name, value)
         except InvalidActum as exc:

@@ -73,7 +73,12 @@ class TestTheWindow:
 
     @pytest.mark.parametrize(
         ("query", "said"),
-        [("?actor=ard%00ian", "NUL"), ("?actor=" + "x" * 256, "longer than 255")],
+        [
+            ("?actor=ard%00ian", "NUL"),
+            ("?actor=" + "x" * 256, "longer than 255"),
+            ("?actor=", "empty actor ID"),
+            ("?actor=ardian,", "empty actor ID"),
+        ],
     )
     def test_what_no_actor_can_be_is_a_400(self, as_ardian, booked, query, said):
         response = as_ardian.get(acta_url() + query)
