@@ -7,6 +7,7 @@ must be one the schema describes (status, content type, headers, body).
 from __future__ import annotations
 
 import base64
+import os
 
 import pytest
 import schemathesis
@@ -46,7 +47,8 @@ CHECKS = [
     negative_data_rejection,
 ]
 # Small on purpose: the whole file stays well under a minute on two cores.
-EXAMPLES_PER_OPERATION = 75
+# CHRONICA_SCHEMA_EXAMPLES=1000 searches harder, by hand.
+EXAMPLES_PER_OPERATION = int(os.environ.get("CHRONICA_SCHEMA_EXAMPLES", "75"))
 
 
 def basic(username: str, password: str) -> dict[str, str]:
