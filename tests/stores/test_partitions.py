@@ -19,6 +19,7 @@ from django.db import connection
 
 from chronica import services
 from chronica.stores.db import DjangoStore, postgresql
+from chronica.stores.db.base import run_plan
 from chronica.stores.db.dialects import dialect_of
 from chronica.stores.db.postgresql import forget_functions
 from chronica.values import ActaQuery
@@ -218,3 +219,51 @@ def test_migration_0004s_functions_write_to_the_partitions(partitioned):
         cursor.execute("SELECT tableoid::regclass::text, count(*) FROM acta GROUP BY 1")
         assert len(cursor.fetchall()) == 1
     assert len(services.get_acta(OWNER, "by-function", last_n=20)) == len(scenario.SEVEN)
+
+
+def test_migration_0007s_function_reads_one_partition(partitioned):
+    """``chronica_read_state``'s statements, on the generic plans it keeps: each reads
+    one partition (auto_explain shows the plans the function's statements ran)."""
+    from chronica.stores.db.state import _read_plan
+
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET search_path TO {SCHEMA}, public")
+    for n in range(8):
+        services.create_chronicum(OWNER, f"other-{n}")
+        services.record_acta(OWNER, scenario.acta(f"other-{n}"))
+    services.create_chronicum(OWNER, "read")
+    stored = services.record_acta(OWNER, scenario.acta("read"))
+    messages: list[str] = []
+    connection.ensure_connection()
+    connection.connection.add_notice_handler(lambda d: messages.append(d.message_primary))
+    store = DjangoStore()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("LOAD 'auto_explain'")
+            cursor.execute("SET auto_explain.log_min_duration = 0")
+            cursor.execute("SET auto_explain.log_nested_statements = on")
+            cursor.execute("SET auto_explain.log_format = json")
+            cursor.execute("SET client_min_messages = log")
+            for _ in range(7):  # past the plan cache's five custom plans
+                plan = _read_plan(
+                    connection, OWNER, "ns", "read", ActaQuery(last_n=3), store._database()
+                )
+                view = run_plan(cursor, plan)
+                assert view.acta == stored[-3:]
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET client_min_messages = notice")
+            cursor.execute("SET auto_explain.log_min_duration = -1")
+    explained = [json.loads(m.split("plan:", 1)[1]) for m in messages if "plan:" in m]
+    inner = [p for p in explained if "chronica_read_state(" not in p["Query Text"]]
+    assert any("FROM acta a" in p["Query Text"] for p in inner), explained
+    assert any("FROM chronica c" in p["Query Text"] for p in inner), explained
+    for p in inner:
+        touched: dict[str, set[str]] = {}
+        for node in _nodes(p["Plan"]):
+            name = node.get("Relation Name", "")
+            for table in ("acta", "chronica"):
+                if name == table or name.startswith(f"{table}_p"):
+                    touched.setdefault(table, set()).add(name)
+        for table, names in touched.items():
+            assert len(names) == 1, f"{table}: {sorted(names)}\n{p['Query Text']}"

@@ -13,13 +13,22 @@ from django.db import connection
 
 from chronica import ChronicumNotFound, models, services
 from chronica.stores import db, listener
-from chronica.stores.db import functions_0004, postgresql
+from chronica.stores.db import functions_0004, functions_0007, postgresql
+from chronica.stores.db.base import run_plan
+from chronica.stores.db.state import _read_plan
 from chronica.values import ActaQuery
 
 from .. import scenario
 
 OWNER = "ardian"
 functions = importlib.import_module("chronica.migrations.0004_postgresql_functions")
+migration_0007 = importlib.import_module("chronica.migrations.0007_read_state_function")
+READ_STATE_RESULT = (
+    "TABLE(r_started_at bigint, r_last_activity_at bigint, r_namespace character varying,"
+    " r_state jsonb, r_mine jsonb, r_shared jsonb, r_id character varying, r_kind character"
+    " varying, r_actor_kind character varying, r_actor character varying, r_content text,"
+    " r_at bigint, r_call_id character varying, r_data jsonb, r_recorded_by character varying)"
+)
 
 
 def test_the_migration_names_what_the_store_names():
@@ -47,6 +56,21 @@ def test_the_functions_of_migration_0004_are_frozen():
         "OWNS": "cae01dfc028f9901",
         "DROP": "cf25a69af587a069",
     }
+
+
+def test_the_function_of_migration_0007_is_frozen():
+    assert (migration_0007.READ_STATE, migration_0007.DROP) == (
+        functions_0007.READ_STATE,
+        functions_0007.DROP,
+    )
+    assert models.Actum._meta.db_table == functions_0007.ACTA
+    assert models.Chronicum._meta.db_table == functions_0007.CHRONICA
+    assert models.SharedState._meta.db_table == functions_0007.STATES
+    digests = {
+        name: hashlib.sha256(getattr(functions_0007, name).encode()).hexdigest()[:16]
+        for name in ("READ_STATE", "DROP")
+    }
+    assert digests == {"READ_STATE": "9c9102239f517acd", "DROP": "a31b974be26d6ae4"}
 
 
 def statements(call) -> list[str]:
@@ -91,6 +115,8 @@ def test_migrate_created_the_functions(postgres):
         )
         assert cursor.fetchall() == [
             ("chronica_owns", "boolean", "s"),  # STABLE: the window's own snapshot
+            # migration 0007: the state and the newest acta, in the caller's snapshot
+            ("chronica_read_state", READ_STATE_RESULT, "s"),
             ("chronica_record_acta", "bigint", "v"),
             ("chronica_record_acta_by", "bigint", "v"),  # migration 0006: recorded_by
             ("chronica_record_actum", "bigint", "v"),
@@ -303,3 +329,56 @@ def test_the_store_knows_when_its_connections_prepare(postgres):
     ]:
         with connection_options(given):
             assert db.DjangoStore()._database().prepares is prepares, given
+
+
+def read_state(owner: str, chronicum_id: str, query: ActaQuery | None):
+    """The asyncio path's session read (``aread_state``'s plan), on Django's cursor."""
+    store = db.DjangoStore()
+    plan = _read_plan(connection, owner, "ns", chronicum_id, query, store._database(connection))
+    with connection.cursor() as cursor:
+        return run_plan(cursor, plan)
+
+
+def test_a_session_read_is_one_call_of_migration_0007s_function(postgres):
+    """The state and the newest acta in one call of ``chronica_read_state``, whose plans
+    PostgreSQL keeps for the session; the same view as the one statement it replaces,
+    which a read still sends where the function is missing (or with filters)."""
+    from django.db import transaction
+
+    stored = services.record_acta(OWNER, scenario.acta())
+    chronicum_id = stored[0].chronicum_id
+    db.forget_functions()
+    read_state(OWNER, chronicum_id, ActaQuery(last_n=3))  # the functions looked up
+    cases = [
+        (OWNER, ActaQuery(last_n=3)),
+        (OWNER, ActaQuery()),  # every actum (no limit: NULL)
+        (OWNER, ActaQuery(last_n=2**63)),  # no limit either
+        ("rafa", ActaQuery(last_n=3)),  # another owner's chronicum: nothing of it
+    ]
+    by_function = []
+    for owner, query in cases:
+        sent = statements(
+            lambda o=owner, q=query: by_function.append(read_state(o, chronicum_id, q))
+        )
+        assert len(sent) == 1, sent
+        assert "chronica_read_state(" in sent[0], sent
+    assert by_function[0].acta == stored[-3:]
+    assert by_function[1].acta == by_function[2].acta == stored
+    assert by_function[0].chronicum is not None
+    assert by_function[3].chronicum is None
+    assert by_function[3].acta is None
+    filtered = statements(
+        lambda: read_state(OWNER, chronicum_id, ActaQuery(kinds=frozenset([scenario.M])))
+    )
+    assert len(filtered) == 1, filtered
+    assert "chronica_read_state(" not in filtered[0], filtered
+    try:
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute(migration_0007.DROP)
+            db.forget_functions()
+            by_statement = [read_state(owner, chronicum_id, query) for owner, query in cases]
+            transaction.set_rollback(True)  # the function comes back with the rollback
+    finally:
+        db.forget_functions()
+    assert by_statement == by_function

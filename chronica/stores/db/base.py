@@ -477,6 +477,15 @@ ORDER BY p.seq
         yield from ()
         return False
 
+    read_state_call = ""
+    """Where ``use_read_state``: the call of migration 0007's function (parameters: the
+    namespace, the owner, the chronicum, the limit or NULL)."""
+
+    def use_read_state(self, database: Database) -> Plan[bool]:
+        """Whether a session read (state and newest acta) calls migration 0007's function."""
+        yield from ()
+        return False
+
     def record_statement(
         self,
         acta: Sequence[Actum],

@@ -85,7 +85,8 @@ _WRITTEN_KEYED = {
 
 
 _FUNCTIONS: dict[tuple[str, ...], bool] = {}
-"""Whether migration 0004's functions exist, by (alias, database name): looked up on
+"""Whether migration 0004's functions exist, by (alias, database name), and 0006's and
+0007's (the same key and "recorded_by" or "read_state"): looked up on
 the first write or window of a process, since the tables cannot lose them without a
 migration."""
 
@@ -124,8 +125,11 @@ class PostgreSQLDialect(BaseDialect):
         " AND to_regproc('chronica_record_acta') IS NOT NULL"
         " AND to_regproc('chronica_owns') IS NOT NULL,"
         " to_regproc('chronica_record_actum_by') IS NOT NULL"
-        " AND to_regproc('chronica_record_acta_by') IS NOT NULL"
+        " AND to_regproc('chronica_record_acta_by') IS NOT NULL,"
+        " to_regproc('chronica_read_state') IS NOT NULL"
     )
+    # Migration 0007's: the state and the newest acta in one call.
+    read_state_call = "SELECT * FROM chronica_read_state(%s, %s, %s, %s)"
     record_actum_call = "SELECT chronica_record_actum(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     record_acta_call = "SELECT chronica_record_acta(%s, %s, %s::json)"
     # Migration 0006's, for attested writes (with recorded_by).
@@ -173,7 +177,14 @@ class PostgreSQLDialect(BaseDialect):
             found = yield self.find_functions, []
             functions = _FUNCTIONS[key] = bool(found[0][0])
             _FUNCTIONS[by] = functions and bool(found[0][1])
+            _FUNCTIONS[(*key, "read_state")] = bool(found[0][2])
         return _FUNCTIONS.get(by, False) if attested else functions
+
+    def use_read_state(self, database: Database) -> Plan[bool]:
+        """Whether migration 0007's ``chronica_read_state`` exists (looked up with the
+        others, once a process)."""
+        yield from self.use_functions(database, writing=False)
+        return _FUNCTIONS.get((database.alias, database.name, "read_state"), False)
 
     def record_statement(
         self,

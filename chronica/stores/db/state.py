@@ -9,6 +9,7 @@ lock before anything is read), then the shared documents in key order.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from collections.abc import Sequence
@@ -31,7 +32,7 @@ from ...values import (
     StateView,
 )
 from . import plans
-from .base import BaseDialect, Database, Plan, run_plan
+from .base import BaseDialect, Database, Plan, _limit, filters, run_plan
 from .dialects import dialect_of, retry_when_locked
 from .rows import actum, utc
 
@@ -326,6 +327,13 @@ def _read_plan(
         or query.max_bytes is not None
         or query.before is not None
     ):
+        if not filters(query)[0] and (yield from dialect.use_read_state(database)):
+            # Migration 0007's function: the same read, on plans kept for the session.
+            rows = yield (
+                dialect.read_state_call,
+                [namespace, owner_id, chronicum_id, _limit(query.last_n)],
+            )
+            return _view(rows[0], rows[1:], chronicum_id, owner_id, namespace)
         functions = yield from dialect.use_functions(database, writing=False)
         window, window_params = dialect.window_sql(
             chronicum_id, query, owner_id, functions=functions
@@ -340,15 +348,33 @@ def _read_plan(
                 [*read_params, *window_params],
             )
     rows = yield statement
-    started_at, last_activity_at, in_namespace, stored, mine, shared = rows[0][:6]
+    if together:
+        return _view(
+            rows[0], [row for row in rows if row[6] is not None], chronicum_id, owner_id, namespace
+        )
+    view = _view(rows[0], None, chronicum_id, owner_id, namespace)
+    if view.chronicum is not None and chronicum_id is not None and query is not None:
+        acta = yield from plans.acta_plan(dialect, chronicum_id, query, owner_id, database)
+        view = dataclasses.replace(view, acta=acta)
+    return view
+
+
+def _view(
+    first: Sequence[Any],
+    window: Sequence[Sequence[Any]] | None,
+    chronicum_id: str | None,
+    owner_id: str,
+    namespace: str,
+) -> StateView:
+    """The state view of a read's first row (the state and the shared documents) and
+    the rows of its window (newest first; ``None``: no window was read with it)."""
+    started_at, last_activity_at, in_namespace, stored, mine, shared = first[:6]
     chronicum, state, acta = None, None, None
     if chronicum_id is not None and started_at is not None:
         chronicum = Chronicum(chronicum_id, owner_id, utc(started_at), utc(last_activity_at))
         state = _json(stored) if in_namespace == namespace else None
-        if together:
-            acta = [actum(chronicum_id, row[6:15]) for row in reversed(rows) if row[6] is not None]
-        elif query is not None:
-            acta = yield from plans.acta_plan(dialect, chronicum_id, query, owner_id, database)
+        if window is not None:
+            acta = [actum(chronicum_id, row[6:15]) for row in reversed(window)]
     return StateView(chronicum, state, _json(mine) or {}, _json(shared) or {}, acta)
 
 
