@@ -15,7 +15,7 @@ or include ``chronica.api.urls``, which does exactly that under ``api/``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, cast
 
 from django.conf import settings
@@ -24,7 +24,9 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.decorators import action
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
+from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -40,7 +42,13 @@ from .agents import (
     chronicarius_for,
     sent_agent_credential,
 )
-from .errors import PayloadTooLarge, chronica_errors, database_failure, unreachable_database
+from .errors import (
+    BadRequest,
+    PayloadTooLarge,
+    chronica_errors,
+    database_failure,
+    unreachable_database,
+)
 from .inputs import (
     IDEMPOTENCY_KEY,
     acta_from_body,
@@ -64,6 +72,21 @@ __all__ = ["BaseViewSet", "ChronicumViewSet"]
 REPLAYED = "Idempotent-Replayed"
 
 
+class FormatNegotiation(DefaultContentNegotiation):
+    """DRF's content negotiation, except that a ``?format=`` no renderer of the route
+    has is a 400 naming those it has, like any other bad query parameter (DRF answers
+    404, which reads as "no such chronicum" and is not in the schema)."""
+
+    def filter_renderers(
+        self, renderers: Iterable[BaseRenderer], format: str
+    ) -> list[BaseRenderer]:
+        found = [renderer for renderer in renderers if renderer.format == format]
+        if not found:
+            known = ", ".join(dict.fromkeys(renderer.format for renderer in renderers))
+            raise BadRequest(f"format={format!r} is not one of: {known}")
+        return found
+
+
 class BaseViewSet(ViewSet):
     """What every chronica viewset is: JSON in; the project's authentication; signed
     in, at least; no query parameter the action does not take.
@@ -74,6 +97,7 @@ class BaseViewSet(ViewSet):
     """
 
     parser_classes = [StrictJSONParser]
+    content_negotiation_class = FormatNegotiation
     #: The query parameters each action takes; any other is a 400.
     query_parameters: dict[str, frozenset[str]] = {}
 

@@ -662,6 +662,13 @@ class TestUnknownQueryParameters:
         assert as_ardian.get(acta_url() + "?format=json&last_n=1").json() == dinner[-1:]
         assert as_ardian.get(chronicum_url() + "?format=api").status_code == 200
 
+    @pytest.mark.parametrize("url", [acta_url, chronicum_url, lambda: "/api/chronica/"])
+    def test_an_unknown_format_is_a_400_not_a_404(self, as_ardian, dinner, url):
+        # DRF's own negotiation answers 404 (read as "no such chronicum").
+        response = as_ardian.get(url() + "?format=yaml")
+        assert response.status_code == 400
+        assert response.json() == {"detail": "format='yaml' is not one of: json, api"}
+
     def test_signed_out_learns_nothing_about_parameters(self, dinner):
         assert APIClient().get(acta_url() + "?limit=3").status_code in (401, 403)
 
