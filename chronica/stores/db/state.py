@@ -44,10 +44,6 @@ __all__ = ["DjangoStateStore"]
 _T = TypeVar("_T")
 
 
-def _utc(value: dt.datetime) -> dt.datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
-
-
 class DjangoStateStore:
     """The ``StateStore`` capability of ``DjangoStore`` (mixed into it)."""
 
@@ -65,10 +61,6 @@ class DjangoStateStore:
             key: str | None,
             tokens: Sequence[int | None],
         ) -> Recorded | None: ...
-
-        def acta_if_owner(
-            self, owner_id: str, chronicum_id: str, query: ActaQuery
-        ) -> list[Actum] | None: ...
 
         def _database(self, connection: BaseDatabaseWrapper | None = None) -> Database: ...
 
@@ -160,16 +152,19 @@ class DjangoStateStore:
         chronicum_id: str | None,
         query: ActaQuery | None,
     ) -> StateView:
-        alias = self._connection().alias
-        chronicum, state, acta = None, None, None
-        row = _read(alias, owner_id, namespace, chronicum_id)
-        started_at, last_activity_at, in_namespace, stored, owner_state, namespace_state = row
-        if chronicum_id is not None and started_at is not None:
-            chronicum = Chronicum(chronicum_id, owner_id, _utc(started_at), _utc(last_activity_at))
-            state = stored if in_namespace == namespace else None
-            if query is not None:
-                acta = self.acta_if_owner(owner_id, chronicum_id, query)
-        return StateView(chronicum, state, owner_state or {}, namespace_state or {}, acta)
+        connection = self._connection()
+        with connection.cursor() as cursor:
+            return run_plan(
+                cursor,
+                _read_plan(
+                    connection,
+                    owner_id,
+                    namespace,
+                    chronicum_id,
+                    query,
+                    self._database(connection),
+                ),
+            )
 
     def list_namespace(self, namespace: str, owner_id: str | None) -> NamespaceListing:
         connection = self._connection()
@@ -245,16 +240,6 @@ _LOCK_RETURNING = (
 _LOCK = "UPDATE {chronica} SET owner_id = owner_id WHERE id = %s AND owner_id = %s"
 _STATE_OF = "SELECT namespace, state FROM {chronica} WHERE id = %s"
 
-# What get_state reads of a chronicum and the two shared documents, in one statement
-# (a window is the store's own statement): one row, NULLs for what is not there.
-_READ = """
-SELECT c.started_at, c.last_activity_at, c.namespace, c.state,
-    (SELECT value FROM {states} WHERE namespace = %s AND owner_id = %s),
-    (SELECT value FROM {states} WHERE namespace = %s AND owner_id = '')
-FROM (SELECT 1 AS one) AS one LEFT JOIN {chronica} c ON c.id = %s AND c.owner_id = %s
-"""
-
-
 # A namespace's chronica with their state, oldest activity first (the timestamps as the
 # dialect reads them fastest: epoch microseconds on PostgreSQL), then its shared documents.
 _LISTING = """
@@ -305,10 +290,10 @@ def _read_plan(
     query: ActaQuery | None,
     database: Database,
 ) -> Plan[StateView]:
-    """``read_state`` as a plan (the asyncio path's). A window of the newest acta (a
-    limit and filters, no budget, no ``before``: an agent framework's session read)
-    comes in the same statement as the state: one round trip, one snapshot. Any other
-    window is the window's own statement after the state's, as on the sync path."""
+    """``read_state`` as a plan, on a Django cursor and on the asyncio path. A window of
+    the newest acta (a limit and filters, no budget, no ``before``: an agent framework's
+    session read) comes in the same statement as the state: one round trip, one snapshot. Any other
+    window is the window's own statement after the state's."""
     dialect: BaseDialect = dialect_of(connection)
     alias = connection.alias
     read_params = [namespace, owner_id, namespace, chronicum_id or "", owner_id]
@@ -378,8 +363,9 @@ def _view(
     return StateView(chronicum, state, _json(mine) or {}, _json(shared) or {}, acta)
 
 
-# _READ with named columns and the timestamps as the dialect reads them fastest, to be
-# a subquery of the asyncio path's one statement for the state and the window.
+# What get_state reads of a chronicum and the two shared documents, one row (NULLs for
+# what is not there), the timestamps as the dialect reads them fastest; a subquery of
+# the one statement for the state and a window of the newest acta.
 _READ_AS = """
 SELECT {started_at} AS started_at, {last_activity_at} AS last_activity_at,
     c.namespace AS namespace, c.state AS state,
@@ -406,26 +392,6 @@ def _lock(alias: str, chronicum_id: str, owner_id: str) -> tuple[str | None, Any
     if row is None:
         return None
     return row[0], _json(row[1])
-
-
-def _read(alias: str, owner_id: str, namespace: str, chronicum_id: str | None) -> tuple[Any, ...]:
-    connection = connections[alias]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _sql(_READ, alias), [namespace, owner_id, namespace, chronicum_id or "", owner_id]
-        )
-        started_at, last_activity_at, in_namespace, state, mine, shared = cursor.fetchone()
-    if started_at is not None and isinstance(started_at, str):
-        started_at = dt.datetime.fromisoformat(started_at)
-        last_activity_at = dt.datetime.fromisoformat(last_activity_at)
-    return (
-        started_at,
-        last_activity_at,
-        in_namespace,
-        _json(state),
-        _json(mine),
-        _json(shared),
-    )
 
 
 def _json(value: Any) -> Any:
