@@ -282,12 +282,34 @@ class RawJSON:
     of decoding it into Python objects and encoding them again. Only while
     :data:`raw_data` is set does a store hand one back; the Python API never sees one.
     Not a ``str`` (a copy of the text each time one is made, and a renderer that does
-    not know it would quote it): any other encoder refuses it."""
+    not know it would quote it): any other encoder refuses it.
 
-    __slots__ = ("text",)
+    ``stored`` is the text as the database printed it (PostgreSQL's ``jsonb`` with
+    its spaces), ``text`` the compact one, made from it when first read: ADK's session
+    reads compare and decode the stored text and never need it (the compaction took
+    longer than decoding: BENCHMARKS.md, issue 24)."""
+
+    __slots__ = ("_text", "stored")
 
     def __init__(self, text: str) -> None:
-        self.text = text
+        self._text: str | None = text
+        self.stored = text
+
+    @classmethod
+    def as_stored(cls, stored: str) -> RawJSON:
+        """The data a database handed back, compacted only when ``text`` is read."""
+        raw = cls.__new__(cls)
+        raw._text = None
+        raw.stored = stored
+        return raw
+
+    @property
+    def text(self) -> str:
+        """The compact text (:func:`compact_json`), what the API's answers write."""
+        text = self._text
+        if text is None:
+            text = self._text = compact_json(self.stored)
+        return text
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RawJSON):
@@ -303,8 +325,8 @@ class RawJSON:
 
 
 raw_data: contextvars.ContextVar[bool] = contextvars.ContextVar("chronica_raw_data", default=False)
-"""While ``True`` (the API's JSON answers and its stream), the database stores give
-``data`` back as :class:`RawJSON`, compact (:func:`compact_json`), never decoded."""
+"""While ``True`` (the API's JSON answers and its stream, ADK's session reads), the
+database stores give ``data`` back as :class:`RawJSON`, never decoded."""
 
 # A JSON string token, escapes included: what compact_json leaves untouched.
 _JSON_STRING = re.compile(r'("(?:[^"\\]|\\.)*")')

@@ -137,6 +137,11 @@ def test_compact_json_is_what_dumps_writes(value: Any) -> None:
     spaced = json.dumps(value, ensure_ascii=False)
     assert compact_json(spaced) == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     assert dumps(RawJSON(compact_json(spaced))) == dumps(value)
+    # As a store hands it back: the printed text kept, compacted when first written.
+    stored = RawJSON.as_stored(spaced)
+    assert stored.stored == spaced
+    assert stored == RawJSON(compact_json(spaced))
+    assert dumps(stored) == dumps(value)
 
 
 def test_indented_as_the_browsable_api_indents() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.utils.dateparse import parse_datetime
 
-from ...validation import RawJSON, compact_json, dumps_data, loads_data, raw_data
+from ...validation import RawJSON, dumps_data, loads_data, raw_data
 from ...values import ActorKind, Actum, ActumKind, stored_actum
 
 __all__ = ["actum", "actum_params", "batch_json", "member_keys", "utc"]
@@ -37,7 +37,7 @@ def actum(chronicum_id: str, row: Sequence[Any]) -> Actum:
     data = row[7]
     if data is not None:
         # The API's answers take the stored text as it is (validation.raw_data).
-        data = RawJSON(compact_json(data)) if raw_data.get() else loads_data(data)
+        data = RawJSON.as_stored(data) if raw_data.get() else loads_data(data)
     return stored_actum(
         chronicum_id,
         _KINDS[row[1]],
