@@ -120,11 +120,17 @@ class State(ChronicariusBase):
         return listing
 
     def _async_states(self) -> AsyncStateStore | None:
-        """The store's asyncio path for state reads, where it has one that works here."""
+        """The store's asyncio path for state reads, where it has one that works here.
+        Asked once: ``isinstance`` of a runtime protocol looks each of its methods up
+        (5 µs, a hundredth of an ADK session read)."""
+        try:
+            return self._native_states
+        except AttributeError:
+            pass
         native = self._async_store()
-        if self._states is not None and isinstance(native, AsyncStateStore):
-            return native
-        return None
+        found = native if self._states is not None and isinstance(native, AsyncStateStore) else None
+        self._native_states: AsyncStateStore | None = found
+        return found
 
     async def aget_state(
         self,
