@@ -58,7 +58,7 @@ from pydantic import BaseModel
 
 from .. import services
 from ..errors import ChronicumExists, ChronicumNotFound, InvalidActum, StateConflict
-from ..validation import check_identifier, uncollected
+from ..validation import RawJSON, check_identifier, loads_data, raw_data, uncollected
 from ..values import ActorKind, Actum, ActumKind, NamespaceListing, StateChange, StateScope
 
 __all__ = ["ChronicaSessionService", "actum_of", "chronicum_id", "decoded", "namespace"]
@@ -158,12 +158,17 @@ class ChronicaSessionService(BaseSessionService):
         after = config.after_timestamp if config else None
         cid = chronicum_id(app_name, user_id, session_id)
         read_acta = recent != 0 and after is None
+        # The acta's data as the store holds it (RawJSON), decoded only for an event
+        # not kept already (decoded()).
+        reset = raw_data.set(True)
         try:
             view = await services.aget_state(
                 user_id, namespace(app_name), cid, acta=read_acta, last_n=recent or 0
             )
         except InvalidActum:
             return None  # an app name or a user ID chronica cannot keep has no session
+        finally:
+            raw_data.reset(reset)
         document = view.chronicum_state
         if view.chronicum is None or not _is_session(document, session_id):
             return None
@@ -306,7 +311,12 @@ def _session(
 _SESSION_FIELDS = ("id", "app_name", "user_id", "state", "events", "last_update_time")
 _ALL_SET = set(_SESSION_FIELDS)
 _new_model = object.__new__
-_set = object.__setattr__
+# BaseModel's slots, set through their descriptors (a third faster than
+# object.__setattr__, which looks the name up on the type each time).
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _built(
@@ -324,9 +334,8 @@ def _built(
     issue 24). The object is the one ``Session(...)`` makes, every field set (a test
     compares them)."""
     session = _new_model(Session)
-    _set(
+    _set_dict(
         session,
-        "__dict__",
         {
             "id": session_id,
             "app_name": app_name,
@@ -336,9 +345,9 @@ def _built(
             "last_update_time": updated,
         },
     )
-    _set(session, "__pydantic_fields_set__", _ALL_SET.copy())
-    _set(session, "__pydantic_extra__", None)
-    _set(session, "__pydantic_private__", {"_storage_update_marker": marker})
+    _set_fields_set(session, _ALL_SET.copy())
+    _set_extra(session, None)
+    _set_private(session, {"_storage_update_marker": marker})
     return session
 
 
@@ -361,8 +370,11 @@ def _marker(session: Session) -> str:
 # every part (30 to 150 µs an event, by the machine's load). Acta never change, so each
 # process keeps the events it decoded last, each as a function that makes a new copy
 # of it (a quarter of the decoding's time): no caller can change a kept event through
-# what it was given (BENCHMARKS.md, issue 24).
-_DECODED: collections.OrderedDict[tuple[str, str], tuple[Any, Callable[[], Event]]] = (
+# what it was given (BENCHMARKS.md, issue 24). Each is kept with the data it was
+# decoded from, the JSON text as the store held it where the actum brought that (a
+# RawJSON: the session reads), which is all a kept event needs: its text compared, not
+# decoded.
+_DECODED: collections.OrderedDict[tuple[str, str], tuple[Any, str | None, Callable[[], Event]]] = (
     collections.OrderedDict()
 )
 _DECODED_LOCK = threading.Lock()
@@ -370,18 +382,27 @@ DECODED_EVENTS = 4096
 
 
 def decoded(actum: Actum) -> Event:
-    """The event ``actum`` holds, a new object for every call."""
+    """The event ``actum`` holds, a new object for every call. ``actum.data`` is the
+    event as a JSON object, or a ``RawJSON`` of it (as stores read it under
+    ``chronica.validation.raw_data``)."""
     key = (actum.chronicum_id, actum.id)
+    data = actum.data
     with _DECODED_LOCK:
         found = _DECODED.get(key)
         if found is not None:
             _DECODED.move_to_end(key)
-    if found is not None and found[0] == actum.data:
-        return found[1]()
-    event = Event.model_validate(actum.data)
+    text = None
+    if isinstance(data, RawJSON):
+        text = data.stored
+        if found is not None and found[1] == text:
+            return found[2]()
+        data = loads_data(text)
+    elif found is not None and found[0] == data:
+        return found[2]()
+    event = Event.model_validate(data)
     make: Callable[[], Event] = _maker(event)  # type: ignore[assignment]
     with _DECODED_LOCK:
-        _DECODED[key] = (actum.data, make)
+        _DECODED[key] = (data, text, make)
         while len(_DECODED) > DECODED_EVENTS:
             _DECODED.popitem(last=False)
     return make()
@@ -397,7 +418,10 @@ def _maker(value: Any) -> Callable[[], Any] | None:
     keep as ``copy.deepcopy`` does. Which fields of which model hold something to
     copy is found once, here, not at each copy; a decoded event is a tree (no object
     in it twice, no cycle), so no memo is needed. The templates it keeps are the
-    kept event's own, which nothing hands out."""
+    kept event's own, which nothing hands out. The copies are most of a session read
+    served from kept events (about 5 models an event): the functions are made for
+    the common shapes (one item to copy in a container, a model without extra or
+    private attributes, one without anything to copy in it)."""
     kind = type(value)
     if kind in _ATOMIC or isinstance(value, enum.Enum):
         return None
@@ -407,6 +431,15 @@ def _maker(value: Any) -> Callable[[], Any] | None:
         if not inner:
             return value.copy  # type: ignore[no-any-return]
         template = value
+        if len(inner) == 1:
+            [(only, make_only)] = inner
+
+            def one_inside() -> Any:
+                made = template.copy()
+                made[only] = make_only()
+                return made
+
+            return one_inside
 
         def container() -> Any:
             made = template.copy()
@@ -416,27 +449,58 @@ def _maker(value: Any) -> Callable[[], Any] | None:
 
         return container
     if isinstance(value, BaseModel):
-        fields = value.__dict__
-        nested = [(name, m) for name, item in fields.items() if (m := _maker(item)) is not None]
-        fields_set = value.__pydantic_fields_set__
-        extra = value.__pydantic_extra__
-        private = value.__pydantic_private__
-        extra_maker = None if extra is None else _maker(extra)
-        private_maker = None if private is None else _maker(private)
+        return _model_maker(value)
+    return functools.partial(copy.deepcopy, value)
 
-        def model() -> Any:
+
+def _model_maker(value: BaseModel) -> Callable[[], Any]:
+    """``_maker`` of a pydantic model."""
+    kind = type(value)
+    fields = value.__dict__
+    nested = [(name, m) for name, item in fields.items() if (m := _maker(item)) is not None]
+    fields_set = value.__pydantic_fields_set__
+    extra = value.__pydantic_extra__
+    private = value.__pydantic_private__
+    if extra is None and private is None:
+        if not nested:
+
+            def flat() -> Any:
+                clone = _new_model(kind)
+                _set_dict(clone, fields.copy())
+                _set_extra(clone, None)
+                _set_fields_set(clone, fields_set.copy())
+                _set_private(clone, None)
+                return clone
+
+            return flat
+
+        def plain() -> Any:
             clone = _new_model(kind)
             made = fields.copy()
             for name, m in nested:
                 made[name] = m()
-            _set(clone, "__dict__", made)
-            _set(clone, "__pydantic_extra__", None if extra_maker is None else extra_maker())
-            _set(clone, "__pydantic_fields_set__", fields_set.copy())
-            _set(clone, "__pydantic_private__", None if private_maker is None else private_maker())
+            _set_dict(clone, made)
+            _set_extra(clone, None)
+            _set_fields_set(clone, fields_set.copy())
+            _set_private(clone, None)
             return clone
 
-        return model
-    return functools.partial(copy.deepcopy, value)
+        return plain
+    extra_maker = None if extra is None else _maker(extra)
+    private_maker = None if private is None else _maker(private)
+
+    def model() -> Any:
+        clone = _new_model(kind)
+        made = fields.copy()
+        for name, m in nested:
+            made[name] = m()
+        _set_dict(clone, made)
+        _set_extra(clone, None if extra_maker is None else extra_maker())
+        _set_fields_set(clone, fields_set.copy())
+        _set_private(clone, None if private_maker is None else private_maker())
+        return clone
+
+    return model
 
 
 def _shared_changes(app_name: str, deltas: dict[str, dict[str, Any]]) -> list[StateChange]:
@@ -486,7 +550,7 @@ async def _events_since(
     while True:
         try:
             # In a thread, as the rest of the read: inside the caller's transaction.
-            page = await sync_to_async(services.get_acta)(user_id, cid, last_n=_PAGE, before=before)
+            page = await sync_to_async(_raw_acta)(user_id, cid, last_n=_PAGE, before=before)
         except ChronicumNotFound:
             return []
         for actum in reversed(page):
@@ -498,6 +562,15 @@ async def _events_since(
         before = page[0].id
     found.reverse()
     return found[-recent:] if recent else found
+
+
+def _raw_acta(user_id: str, cid: str, *, last_n: int, before: str | None) -> list[Actum]:
+    """``services.get_acta``, the data as the store holds it (see ``get_session``)."""
+    reset = raw_data.set(True)
+    try:
+        return services.get_acta(user_id, cid, last_n=last_n, before=before)
+    finally:
+        raw_data.reset(reset)
 
 
 # -- one event, one actum ---------------------------------------------------------------

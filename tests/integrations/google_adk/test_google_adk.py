@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import subprocess
 import sys
 import threading
@@ -29,7 +30,9 @@ from google.genai import types
 
 from chronica import ActorKind, ActumKind, ChronicumNotFound, services
 from chronica.integrations.google_adk import ChronicaSessionService, chronicum_id
+from chronica.stores.db import DjangoStore
 from chronica.stores.memory import InMemoryStore
+from chronica.validation import RawJSON
 
 from .scenario import APP, OWNER, STORES, call, reply, response, run, said, using
 
@@ -416,6 +419,48 @@ def test_a_decoded_event_is_a_new_object_each_time_and_never_another_actums(chro
     (actum,) = services.get_acta(OWNER, chronicum_id(APP, OWNER, session.id))
     other = dataclasses.replace(actum, data={**actum.data, "author": "someone else"})
     assert google_adk.decoded(other).author == "someone else"
+
+
+def test_a_session_read_finds_kept_events_by_their_stored_text(chronica, monkeypatch):
+    """get_session and the timestamp filter read the acta's data undecoded (a RawJSON
+    of the text the database printed, where the store keeps text): a kept event is
+    found by that text, one whose text differs is decoded afresh, and the Python API
+    still hands out decoded data."""
+    from chronica.integrations import google_adk
+
+    session = create(chronica)
+    append(chronica, session, call())
+    append(chronica, session, said("then", delta={"plan": {"party": 4}}))
+    seen: list[object] = []
+    keep = google_adk.decoded
+
+    def spy(actum):
+        seen.append(actum.data)
+        return keep(actum)
+
+    monkeypatch.setattr(google_adk, "decoded", spy)
+    first = get(chronica, session)
+    assert first is not None
+    assert (
+        first
+        == get(chronica, session)
+        == get(chronica, session, config=GetSessionConfig(after_timestamp=0.0))
+    )
+    stored_as_text = isinstance(services.get_chronicarius().store, DjangoStore)
+    assert len(seen) == 6
+    assert all(isinstance(data, RawJSON) is stored_as_text for data in seen)
+    acta = services.get_acta(OWNER, chronicum_id(APP, OWNER, session.id))
+    assert all(isinstance(actum.data, dict) for actum in acta)
+    monkeypatch.undo()
+
+    actum = acta[1]
+    spaced = dataclasses.replace(actum, data=RawJSON.as_stored(json.dumps(actum.data, indent=1)))
+    assert google_adk.decoded(spaced) == first.events[1]
+    other = {**actum.data, "author": "someone else"}
+    changed = dataclasses.replace(actum, data=RawJSON.as_stored(json.dumps(other)))
+    assert google_adk.decoded(changed).author == "someone else"
+    assert google_adk.decoded(actum) == first.events[1]
+    assert google_adk.decoded(changed).author == "someone else"
 
 
 def test_a_read_session_is_what_adks_constructor_makes(chronica):
