@@ -295,30 +295,37 @@ def _read_plan(
     session read) comes in the same statement as the state: one round trip, one snapshot. Any other
     window is the window's own statement after the state's."""
     dialect: BaseDialect = dialect_of(connection)
-    alias = connection.alias
+    newest = (
+        chronicum_id is not None
+        and query is not None
+        and query.max_tokens is None
+        and query.max_bytes is None
+        and query.before is None
+    )
+    if (
+        newest
+        and chronicum_id is not None
+        and query is not None
+        and not filters(query)[0]
+        and (yield from dialect.use_read_state(database))
+    ):
+        # Migration 0007's function: the same read, on plans kept for the session
+        # (and no statement of the state's to make here).
+        rows = yield (
+            dialect.read_state_call,
+            [namespace, owner_id, chronicum_id, _limit(query.last_n)],
+        )
+        return _view(rows[0], rows[1:], chronicum_id, owner_id, namespace)
     read_params = [namespace, owner_id, namespace, chronicum_id or "", owner_id]
     read = _sql(
         _READ_AS,
-        alias,
+        connection.alias,
         started_at=dialect.timestamp("c.started_at"),
         last_activity_at=dialect.timestamp("c.last_activity_at"),
     )
     statement: tuple[str, list[Any]] = (read, read_params)
     together = False
-    if not (
-        chronicum_id is None
-        or query is None
-        or query.max_tokens is not None
-        or query.max_bytes is not None
-        or query.before is not None
-    ):
-        if not filters(query)[0] and (yield from dialect.use_read_state(database)):
-            # Migration 0007's function: the same read, on plans kept for the session.
-            rows = yield (
-                dialect.read_state_call,
-                [namespace, owner_id, chronicum_id, _limit(query.last_n)],
-            )
-            return _view(rows[0], rows[1:], chronicum_id, owner_id, namespace)
+    if newest and chronicum_id is not None and query is not None:
         functions = yield from dialect.use_functions(database, writing=False)
         window, window_params = dialect.window_sql(
             chronicum_id, query, owner_id, functions=functions
