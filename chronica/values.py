@@ -119,6 +119,9 @@ if tuple(f.name for f in dataclasses.fields(Actum)) != STORED_ACTUM_FIELDS:
     raise RuntimeError("chronica.values.stored_actum() does not set every field of Actum")
 
 _new = object.__new__
+STORED_ACTUM_SETTERS = tuple(getattr(Actum, name).__set__ for name in STORED_ACTUM_FIELDS)
+"""The slot setters of Actum's fields, in ``STORED_ACTUM_FIELDS``' order, for the few
+places that build acta in bulk (``stored_actum``, ``chronica.stores.db.rows``)."""
 # Unpacking fails loudly if a field is added without a setter here.
 (
     _set_chronicum_id,
@@ -131,7 +134,7 @@ _new = object.__new__
     _set_call_id,
     _set_data,
     _set_recorded_by,
-) = (getattr(Actum, name).__set__ for name in STORED_ACTUM_FIELDS)
+) = STORED_ACTUM_SETTERS
 
 
 def stored_actum(

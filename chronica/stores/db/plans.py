@@ -20,7 +20,7 @@ from ...errors import ChronicumNotFound, InvalidQuery
 from ...validation import dumps_data
 from ...values import ActaQuery, Actum, Chronicum, Recorded, restamped
 from .base import BaseDialect, Database, Plan, run_plan
-from .rows import actum, member_keys, utc
+from .rows import acta_newest_first, actum, member_keys, utc
 
 __all__ = [
     "acta_plan",
@@ -65,8 +65,7 @@ def acta_plan(
         ):
             raise InvalidQuery(f"before={query.before!r} is not an actum of this chronicum")
         return []
-    rows.reverse()
-    return [actum(chronicum_id, row) for row in rows]
+    return acta_newest_first(chronicum_id, rows)
 
 
 def batch_of_plan(dialect: BaseDialect, chronicum_id: str, key: str | None) -> Plan[list[Actum]]:
