@@ -486,6 +486,18 @@ ORDER BY p.seq
         yield from ()
         return False
 
+    def use_window_function(self, database: Database) -> Plan[bool]:
+        """Whether a plain window (no budget, no ``before``, no byte budget) calls
+        migration 0008's function instead of ``window_sql``."""
+        yield from ()
+        return False
+
+    def window_call_statement(
+        self, chronicum_id: str, query: ActaQuery, owner_id: str
+    ) -> Statement:
+        """Where ``use_window_function``: the call that reads ``window_sql``'s rows."""
+        raise NotImplementedError(f"{type(self).__name__} has no window function")
+
     def record_statement(
         self,
         acta: Sequence[Actum],

@@ -49,7 +49,17 @@ def acta_plan(
     database: Database,
 ) -> Plan[list[Actum] | None]:
     functions = owner_id is not None and (yield from dialect.use_functions(database, writing=False))
-    rows = yield dialect.window_sql(chronicum_id, query, owner_id, functions=functions)
+    if (
+        functions
+        and owner_id is not None
+        and query.max_tokens is None
+        and query.before is None
+        and query.max_bytes is None
+        and (yield from dialect.use_window_function(database))
+    ):
+        rows = yield dialect.window_call_statement(chronicum_id, query, owner_id)
+    else:
+        rows = yield dialect.window_sql(chronicum_id, query, owner_id, functions=functions)
     if not rows:
         # An empty window, or no such chronicum (of this owner)?
         if owner_id is None:
