@@ -101,9 +101,7 @@ def array_literal(values: Iterable[object]) -> str:
     """A PostgreSQL array's text (``'{"a","b"}'``) of strings, sorted: each element
     double-quoted, its backslashes and double quotes escaped (no NUL reaches here: no
     store can hold one, ``validation.storable``)."""
-    quoted = (
-        '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values
-    )
+    quoted = ('"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values)
     return "{" + ",".join(sorted(quoted)) + "}"
 
 
@@ -217,8 +215,7 @@ class PostgreSQLDialect(BaseDialect):
         each filter an array of its values, or NULL for none. The arrays travel as their
         text (psycopg quotes a string in C, but builds an array literal in Python)."""
         arrays = [
-            array_literal(values) if (values := getattr(query, f.field)) else None
-            for f in FILTERS
+            array_literal(values) if (values := getattr(query, f.field)) else None for f in FILTERS
         ]
         return self.window_call, [owner_id, chronicum_id, *arrays, _limit(query.last_n)]
 

@@ -12,7 +12,15 @@ from django.utils.dateparse import parse_datetime
 from ...validation import RawJSON, compact_json, dumps_data, loads_data, raw_data
 from ...values import STORED_ACTUM_SETTERS, ActorKind, Actum, ActumKind
 
-__all__ = ["acta_newest_first", "acta_of", "actum", "actum_params", "batch_json", "member_keys", "utc"]
+__all__ = [
+    "acta_newest_first",
+    "acta_of",
+    "actum",
+    "actum_params",
+    "batch_json",
+    "member_keys",
+    "utc",
+]
 
 _KINDS = {k.value: k for k in ActumKind}
 _ACTOR_KINDS = {k.value: k for k in ActorKind}
