@@ -90,7 +90,8 @@ def storable(value: object) -> bool:
         isinstance(value, str)
         and len(value) <= MAX_LENGTH
         and "\x00" not in value
-        and not _SURROGATE.search(value)
+        # (an ASCII string, most IDs, holds no surrogate: no search of it)
+        and (value.isascii() or not _SURROGATE.search(value))
     )
 
 
