@@ -90,7 +90,8 @@ def storable(value: object) -> bool:
         isinstance(value, str)
         and len(value) <= MAX_LENGTH
         and "\x00" not in value
-        and not _SURROGATE.search(value)
+        # (an ASCII string, most IDs, holds no surrogate: no search of it)
+        and (value.isascii() or not _SURROGATE.search(value))
     )
 
 
@@ -461,6 +462,9 @@ def build_query(
     that no actum could hold. ``last_n <= 0`` means no limit; ``max_tokens`` is
     ``None`` (no budget) or at least 0; ``before`` is ``None`` or an actum ID.
     """
+    key = _query_key(last_n, max_tokens, before, filters)
+    if key is not None and (known := _QUERIES.get(key)) is not None:
+        return known
     last_n = _integer("last_n", last_n)
     if max_tokens is not None:
         max_tokens = _integer("max_tokens", max_tokens)
@@ -480,15 +484,46 @@ def build_query(
         else _identifiers(f.name, filters.get(f.field))
         for f in FILTERS
     }
-    return ActaQuery(
+    query = ActaQuery(
         last_n=max(last_n, 0),
         max_tokens=max_tokens,
         before=before,
         **checked,  # type: ignore[arg-type]
     )
+    if key is not None:
+        if len(_QUERIES) >= _QUERIES_KEPT:
+            _QUERIES.clear()
+        _QUERIES[key] = query
+    return query
 
 
 _FILTER_FIELDS = frozenset(f.field for f in FILTERS)
+_QUERIES: dict[tuple[Any, ...], ActaQuery] = {}
+"""The queries of the arguments a process's windows were called with (an ActaQuery is
+immutable): the checks are a window's costliest Python after its rows (issue 23)."""
+_QUERIES_KEPT = 512
+
+
+def _query_key(
+    last_n: object, max_tokens: object, before: object, filters: dict[str, Any]
+) -> tuple[Any, ...] | None:
+    """What ``build_query``'s answer depends on, for arguments of plain types (ints, a
+    string, lists or tuples of strings); ``None`` for any other (a generator, a set, a
+    bool where an int goes), which are checked every time."""
+    if type(last_n) is not int or (max_tokens is not None and type(max_tokens) is not int):
+        return None
+    if before is not None and type(before) is not str:
+        return None
+    key: list[Any] = [last_n, max_tokens, before]
+    for name in sorted(filters):
+        values = filters[name]
+        if values is None or isinstance(values, str):
+            key.append((name, values))
+        elif type(values) in (list, tuple) and all(isinstance(v, str) for v in values):
+            key.append((name, tuple(values)))
+        else:
+            return None
+    return tuple(key)
 
 
 def _identifiers(name: str, values: Iterable[Any] | str | None) -> frozenset[str]:

@@ -134,6 +134,44 @@ _new = object.__new__
 ) = (getattr(Actum, name).__set__ for name in STORED_ACTUM_FIELDS)
 
 
+class UnfrozenActum:
+    """Actum's slots without its frozen ``__setattr__``: the same layout, so an actum
+    read back from a store is filled in as one (each field set by the interpreter's own
+    slot store) and then becomes an :class:`Actum` by ``__class__`` assignment, which
+    Python allows between classes with the same ``__slots__``. That costs about a third
+    of calling the ten slot setters (BENCHMARKS.md, issue 23). Only a store's reading
+    code makes one, and none is left unfrozen."""
+
+    __slots__ = Actum.__slots__
+    # (the fields' annotations, for type checkers)
+    chronicum_id: str
+    kind: ActumKind
+    actor_kind: ActorKind
+    actor: str
+    content: str
+    id: str
+    at: dt.datetime | None
+    call_id: str
+    data: JSON
+    recorded_by: str | None
+
+
+def _refreezes() -> bool:
+    """Whether this Python turns an UnfrozenActum into an Actum (the same slots); else
+    the acta are built with the slot setters."""
+    probe = _new(UnfrozenActum)
+    for name in STORED_ACTUM_FIELDS:
+        setattr(probe, name, None)
+    try:
+        probe.__class__ = Actum  # type: ignore[assignment]
+    except TypeError:
+        return False
+    return type(probe) is Actum  # type: ignore[comparison-overlap]
+
+
+REFREEZES = _refreezes()
+
+
 def stored_actum(
     chronicum_id: str,
     kind: ActumKind,
@@ -151,8 +189,23 @@ def stored_actum(
 
     A store builds a window dozens of acta at a time, and the frozen dataclass's
     ``__init__`` with ``__post_init__`` costs more than the rest of reading a row:
-    this calls the slot descriptors directly (BENCHMARKS.md has the figures).
+    this fills in an :class:`UnfrozenActum` and freezes it (or calls the slot
+    descriptors directly; BENCHMARKS.md has the figures).
     """
+    if REFREEZES:
+        unfrozen = _new(UnfrozenActum)
+        unfrozen.chronicum_id = chronicum_id
+        unfrozen.kind = kind
+        unfrozen.actor_kind = actor_kind
+        unfrozen.actor = actor
+        unfrozen.content = content
+        unfrozen.id = id
+        unfrozen.at = at
+        unfrozen.call_id = call_id
+        unfrozen.data = data
+        unfrozen.recorded_by = recorded_by
+        unfrozen.__class__ = Actum  # type: ignore[assignment]
+        return unfrozen  # type: ignore[return-value]
     actum = _new(Actum)
     _set_chronicum_id(actum, chronicum_id)
     _set_kind(actum, kind)

@@ -209,9 +209,10 @@ class ChronicariusBase:
     # -- ownership -------------------------------------------------------
 
     def _check_ids(self, owner_id: str, chronicum_id: str) -> None:
-        for name, value in (("owner_id", owner_id), ("chronicum_id", chronicum_id)):
-            if not isinstance(value, str):
-                raise InvalidQuery(f"{name} must be a string, not {type(value).__name__}")
+        if not (isinstance(owner_id, str) and isinstance(chronicum_id, str)):
+            for name, value in (("owner_id", owner_id), ("chronicum_id", chronicum_id)):
+                if not isinstance(value, str):
+                    raise InvalidQuery(f"{name} must be a string, not {type(value).__name__}")
         if not (storable(owner_id) and storable(chronicum_id)):
             # No store can hold such an ID, so no such chronicum exists.
             raise ChronicumNotFound(chronicum_id)

@@ -130,6 +130,30 @@ def test_the_query_carries_the_actors():
     assert build_query().actors == frozenset()
 
 
+def test_a_query_built_once_is_kept_and_bad_arguments_are_refused_every_time():
+    """``build_query`` keeps the queries of plain arguments (every window builds one):
+    the same arguments, the same query; arguments equal to good ones but of another
+    type (True for 1) are still refused, however often the good ones came first."""
+    first = build_query(kinds=["message"], actors=["ardian"], last_n=1)
+    assert build_query(kinds=["message"], actors=["ardian"], last_n=1) is first
+    assert build_query(kinds=("message",), actors="ardian", last_n=1) == first
+    assert first == build_query(kinds={"message"}, actors=iter(["ardian"]), last_n=1)
+    for bad in (
+        {"last_n": True},
+        {"last_n": 1.0},
+        {"last_n": 1, "max_tokens": 2.0},
+        {"last_n": 1, "kinds": ["bogus"]},
+        {"last_n": 1, "actors": [""]},
+        {"last_n": 1, "actors": [1]},
+        {"last_n": 1, "before": 7},
+    ):
+        for _ in range(2):
+            with pytest.raises(InvalidQuery):
+                build_query(**bad)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        build_query(kind=["message"])
+
+
 @pytest.mark.django_db
 def test_the_module_functions_take_it():
     record_dinner(services.get_chronicarius())

@@ -221,6 +221,44 @@ def test_migration_0004s_functions_write_to_the_partitions(partitioned):
     assert len(services.get_acta(OWNER, "by-function", last_n=20)) == len(scenario.SEVEN)
 
 
+def _nested_plans(call, function: str) -> list[dict]:
+    """The plans of the statements ``function`` ran while ``call`` ran seven times (past
+    the plan cache's five custom plans), as auto_explain logged them."""
+    messages: list[str] = []
+    connection.ensure_connection()
+    connection.connection.add_notice_handler(lambda d: messages.append(d.message_primary))
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("LOAD 'auto_explain'")
+            cursor.execute("SET auto_explain.log_min_duration = 0")
+            cursor.execute("SET auto_explain.log_nested_statements = on")
+            cursor.execute("SET auto_explain.log_format = json")
+            cursor.execute("SET client_min_messages = log")
+            for _ in range(7):
+                call()
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET client_min_messages = notice")
+            cursor.execute("SET auto_explain.log_min_duration = -1")
+    explained = [json.loads(m.split("plan:", 1)[1]) for m in messages if "plan:" in m]
+    assert any(f"{function}(" in p["Query Text"] for p in explained), explained
+    return [p for p in explained if f"{function}(" not in p["Query Text"]]
+
+
+def assert_each_reads_one_partition(inner: list[dict]) -> None:
+    assert any("FROM acta a" in p["Query Text"] for p in inner), inner
+    assert any("FROM chronica c" in p["Query Text"] for p in inner), inner
+    for p in inner:
+        touched: dict[str, set[str]] = {}
+        for node in _nodes(p["Plan"]):
+            name = node.get("Relation Name", "")
+            for table in ("acta", "chronica"):
+                if name == table or name.startswith(f"{table}_p"):
+                    touched.setdefault(table, set()).add(name)
+        for table, names in touched.items():
+            assert len(names) == 1, f"{table}: {sorted(names)}\n{p['Query Text']}"
+
+
 def test_migration_0007s_function_reads_one_partition(partitioned):
     """``chronica_read_state``'s statements, on the generic plans it keeps: each reads
     one partition (auto_explain shows the plans the function's statements ran)."""
@@ -233,37 +271,42 @@ def test_migration_0007s_function_reads_one_partition(partitioned):
         services.record_acta(OWNER, scenario.acta(f"other-{n}"))
     services.create_chronicum(OWNER, "read")
     stored = services.record_acta(OWNER, scenario.acta("read"))
-    messages: list[str] = []
-    connection.ensure_connection()
-    connection.connection.add_notice_handler(lambda d: messages.append(d.message_primary))
     store = DjangoStore()
-    try:
+
+    def read() -> None:
+        plan = _read_plan(connection, OWNER, "ns", "read", ActaQuery(last_n=3), store._database())
         with connection.cursor() as cursor:
-            cursor.execute("LOAD 'auto_explain'")
-            cursor.execute("SET auto_explain.log_min_duration = 0")
-            cursor.execute("SET auto_explain.log_nested_statements = on")
-            cursor.execute("SET auto_explain.log_format = json")
-            cursor.execute("SET client_min_messages = log")
-            for _ in range(7):  # past the plan cache's five custom plans
-                plan = _read_plan(
-                    connection, OWNER, "ns", "read", ActaQuery(last_n=3), store._database()
-                )
-                view = run_plan(cursor, plan)
-                assert view.acta == stored[-3:]
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SET client_min_messages = notice")
-            cursor.execute("SET auto_explain.log_min_duration = -1")
-    explained = [json.loads(m.split("plan:", 1)[1]) for m in messages if "plan:" in m]
-    inner = [p for p in explained if "chronica_read_state(" not in p["Query Text"]]
-    assert any("FROM acta a" in p["Query Text"] for p in inner), explained
-    assert any("FROM chronica c" in p["Query Text"] for p in inner), explained
+            assert run_plan(cursor, plan).acta == stored[-3:]
+
+    assert_each_reads_one_partition(_nested_plans(read, "chronica_read_state"))
+
+
+def test_migration_0008s_function_reads_one_partition(partitioned):
+    """``chronica_window``'s two statements (the owner's row, the window), on the
+    generic plans it keeps: each reads one partition."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SET search_path TO {SCHEMA}, public")
+    for n in range(8):
+        services.create_chronicum(OWNER, f"other-{n}")
+        services.record_acta(OWNER, scenario.acta(f"other-{n}"))
+    services.create_chronicum(OWNER, "read")
+    stored = services.record_acta(OWNER, scenario.acta("read"))
+    messages = [a for a in stored if a.kind == scenario.M]
+
+    def read() -> None:
+        _result, sent = sent_by(
+            lambda: services.get_acta(OWNER, "read", last_n=2, kinds=[scenario.M])
+        )
+        assert "chronica_window(" in sent[-1][0], sent
+        assert _result == messages[-2:]
+
+    inner = _nested_plans(read, "chronica_window")
+    assert_each_reads_one_partition(inner)
     for p in inner:
-        touched: dict[str, set[str]] = {}
-        for node in _nodes(p["Plan"]):
-            name = node.get("Relation Name", "")
-            for table in ("acta", "chronica"):
-                if name == table or name.startswith(f"{table}_p"):
-                    touched.setdefault(table, set()).add(name)
-        for table, names in touched.items():
-            assert len(names) == 1, f"{table}: {sorted(names)}\n{p['Query Text']}"
+        if "FROM acta a" in p["Query Text"]:
+            # The generic plan: newest first off the (chronicum_id, seq) index, no sort.
+            nodes = list(_nodes(p["Plan"]))
+            assert not [n for n in nodes if n["Node Type"] == "Sort"], p
+            scans = [n for n in nodes if n.get("Relation Name", "").startswith("acta")]
+            assert [n["Node Type"] for n in scans] == ["Index Scan"], p
+            assert scans[0]["Scan Direction"] == "Backward", p

@@ -13,21 +13,27 @@ from django.db import connection
 
 from chronica import ChronicumNotFound, models, services
 from chronica.stores import db, listener
-from chronica.stores.db import functions_0004, functions_0007, postgresql
+from chronica.stores.db import functions_0004, functions_0007, functions_0008, postgresql
 from chronica.stores.db.base import run_plan
 from chronica.stores.db.state import _read_plan
-from chronica.values import ActaQuery
+from chronica.values import ActaQuery, ActorKind, Actum
 
 from .. import scenario
 
 OWNER = "ardian"
 functions = importlib.import_module("chronica.migrations.0004_postgresql_functions")
 migration_0007 = importlib.import_module("chronica.migrations.0007_read_state_function")
+migration_0008 = importlib.import_module("chronica.migrations.0008_window_function")
 READ_STATE_RESULT = (
     "TABLE(r_started_at bigint, r_last_activity_at bigint, r_namespace character varying,"
     " r_state jsonb, r_mine jsonb, r_shared jsonb, r_id character varying, r_kind character"
     " varying, r_actor_kind character varying, r_actor character varying, r_content text,"
     " r_at bigint, r_call_id character varying, r_data jsonb, r_recorded_by character varying)"
+)
+WINDOW_RESULT = (
+    "TABLE(r_id character varying, r_kind character varying, r_actor_kind character varying,"
+    " r_actor character varying, r_content text, r_at text, r_call_id character varying,"
+    " r_data jsonb, r_recorded_by character varying)"
 )
 
 
@@ -71,6 +77,20 @@ def test_the_function_of_migration_0007_is_frozen():
         for name in ("READ_STATE", "DROP")
     }
     assert digests == {"READ_STATE": "9c9102239f517acd", "DROP": "a31b974be26d6ae4"}
+
+
+def test_the_function_of_migration_0008_is_frozen():
+    assert (migration_0008.WINDOW, migration_0008.DROP) == (
+        functions_0008.WINDOW,
+        functions_0008.DROP,
+    )
+    assert models.Actum._meta.db_table == functions_0008.ACTA
+    assert models.Chronicum._meta.db_table == functions_0008.CHRONICA
+    digests = {
+        name: hashlib.sha256(getattr(functions_0008, name).encode()).hexdigest()[:16]
+        for name in ("WINDOW", "DROP")
+    }
+    assert digests == {"WINDOW": "b3caf6262a281fe0", "DROP": "69ab58eadff8a22b"}
 
 
 def statements(call) -> list[str]:
@@ -121,17 +141,21 @@ def test_migrate_created_the_functions(postgres):
             ("chronica_record_acta_by", "bigint", "v"),  # migration 0006: recorded_by
             ("chronica_record_actum", "bigint", "v"),
             ("chronica_record_actum_by", "bigint", "v"),
+            # migration 0008: the plain window, in the caller's snapshot
+            ("chronica_window", WINDOW_RESULT, "s"),
         ]
 
 
 def test_a_window_checks_its_owner_with_the_function(postgres):
     stored = services.record_acta(OWNER, scenario.acta())
     chronicum_id = stored[0].chronicum_id
-    one = statements(lambda: services.get_acta(OWNER, chronicum_id, last_n=3))
+    # Before an actum: the statement, checking its owner with chronica_owns (a plain
+    # window calls migration 0008's chronica_window, which checks it itself).
+    one = statements(lambda: services.get_acta(OWNER, chronicum_id, before=stored[-1].id))
     assert len(one) == 1, one
     assert "chronica_owns(" in one[0]
     assert "EXISTS" not in one[0]
-    assert services.get_acta(OWNER, chronicum_id, last_n=3) == stored[-3:]
+    assert services.get_acta(OWNER, chronicum_id, before=stored[-1].id) == stored[:-1]
     budget = statements(lambda: services.get_acta(OWNER, chronicum_id, max_tokens=50))
     assert len(budget) == 1, budget
     assert "chronica_owns(" in budget[0], budget
@@ -250,6 +274,7 @@ def test_without_the_functions_a_write_is_one_plain_statement(postgres):
             window = statements(lambda: services.get_acta(OWNER, first.chronicum_id))
             assert len(window) == 1, window
             assert "EXISTS (SELECT 1 FROM chronica" in window[0], window
+            assert "chronica_window(" not in window[0], window
             acta = services.get_acta(OWNER, first.chronicum_id)
             assert [a.content for a in acta] == [a.content for a in [first, second, *rest[:2]]]
             with pytest.raises(ChronicumNotFound):
@@ -290,7 +315,7 @@ def preparing(postgres):
 @pytest.mark.django_db(transaction=True)
 def test_with_prepared_statements_a_write_is_the_prepared_statement(preparing):
     """A prepared statement is planned once a connection and runs faster than the
-    function: a write sends it instead; a window still checks its owner with the function."""
+    function: a write sends it instead; a plain window still calls migration 0008's."""
     assert db.DjangoStore()._database().prepares
     db.forget_functions()
     first, *rest = scenario.acta()
@@ -313,7 +338,7 @@ def test_with_prepared_statements_a_write_is_the_prepared_statement(preparing):
     assert "to_regproc" in looked_up[0], looked_up
     assert len(looked_up) == 2, looked_up
     assert len(window) == 1, window
-    assert "chronica_owns(" in window[0], window
+    assert "chronica_window(" in window[0], window  # prepared too: migration 0008's call
     assert services.get_acta(OWNER, first.chronicum_id) == stored
     assert db.DjangoStore().record_batch_if_owner("rafa", rest[:1], None, [None]) is None
     assert db.DjangoStore().record_batch_if_owner("rafa", rest[:2], None, [None] * 2) is None
@@ -382,3 +407,92 @@ def test_a_session_read_is_one_call_of_migration_0007s_function(postgres):
     finally:
         db.forget_functions()
     assert by_statement == by_function
+
+
+def _window_cases(stored):
+    """(owner, query) pairs a plain window takes: filters of every kind, limits, another
+    owner, actor IDs an array's text must quote."""
+    M, T = scenario.M, scenario.T
+    actors = sorted({a.actor for a in stored})
+    return [
+        (OWNER, ActaQuery(last_n=3)),
+        (OWNER, ActaQuery()),
+        (OWNER, ActaQuery(last_n=2**63)),
+        (OWNER, ActaQuery(last_n=2)),
+        (OWNER, ActaQuery(kinds=frozenset([M]))),
+        (OWNER, ActaQuery(kinds=frozenset([M, T]), last_n=4)),
+        (OWNER, ActaQuery(actor_kinds=frozenset(a.actor_kind for a in stored[:1]))),
+        (OWNER, ActaQuery(actors=frozenset(actors[:1]))),
+        (OWNER, ActaQuery(actors=frozenset(actors), kinds=frozenset([M]), last_n=5)),
+        (OWNER, ActaQuery(actors=frozenset(['a"b', "c\\\\d", "{e,f}", "NULL", " g "]))),
+        ("rafa", ActaQuery(last_n=3)),  # another owner's chronicum: nothing of it
+    ]
+
+
+def test_a_plain_window_is_one_call_of_migration_0008s_function(postgres):
+    """A window with filters and a limit (no budget, no ``before``) is one call of
+    ``chronica_window``, whose plans PostgreSQL keeps for the session; it answers what
+    the statement answers, which a window still sends where the function is missing."""
+    from django.db import transaction
+
+    hostile = ['a"b', "c\\\\d", "{e,f}", "NULL", " g "]
+    stored = services.record_acta(OWNER, scenario.acta())
+    chronicum_id = stored[0].chronicum_id
+    for actor in hostile:  # actor IDs that an array's text must quote and escape
+        actum = Actum(
+            chronicum_id=chronicum_id,
+            kind=scenario.M,
+            actor_kind=ActorKind.AGENT,
+            actor=actor,
+            content=f"from {actor}",
+        )
+        stored.append(services.record_actum(OWNER, actum))
+    store = db.DjangoStore()
+    db.forget_functions()
+    store.acta_if_owner(OWNER, chronicum_id, ActaQuery(last_n=1))  # the functions looked up
+    cases = _window_cases(stored)
+    by_function = []
+    for owner, query in cases:
+        sent = statements(
+            lambda o=owner, q=query: by_function.append(store.acta_if_owner(o, chronicum_id, q))
+        )
+        assert len(sent) == 1 or (owner != OWNER and len(sent) == 2), sent
+        assert "chronica_window(" in sent[0], sent
+    assert by_function[0] == stored[-3:]
+    assert by_function[1] == by_function[2] == stored
+    assert [a.actor for a in by_function[9]] == hostile
+    assert by_function[-1] is None
+    assert store.acta_if_owner(OWNER, "no-such-chronicum", ActaQuery()) is None
+    with pytest.raises(ChronicumNotFound):
+        services.get_acta(OWNER, "no-such-chronicum", last_n=3)
+    services.create_chronicum(OWNER, "empty")
+    assert services.get_acta(OWNER, "empty", last_n=3) == []
+    for other in (ActaQuery(max_tokens=100), ActaQuery(before=stored[-1].id)):
+        sent = statements(lambda q=other: store.acta_if_owner(OWNER, chronicum_id, q))
+        assert "chronica_window(" not in sent[0], sent
+    try:
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute(migration_0008.DROP)
+            db.forget_functions()
+            by_statement = [store.acta_if_owner(o, chronicum_id, q) for o, q in cases]
+            sent = statements(lambda: store.acta_if_owner(OWNER, chronicum_id, cases[0][1]))
+            assert "chronica_window(" not in sent[0], sent
+            transaction.set_rollback(True)  # the function comes back with the rollback
+    finally:
+        db.forget_functions()
+    assert by_statement == by_function
+
+
+def test_the_array_text_of_the_window_function():
+    assert postgresql.array_literal([]) == "{}"
+    assert postgresql.array_literal(["b", "a"]) == '{"a","b"}'
+    assert postgresql.array_literal([scenario.M]) == '{"message"}'
+    assert postgresql.array_literal(['a"b', "c\\d", "{x,y}"]) == r'{"a\"b","c\\d","{x,y}"}'
+
+
+def test_the_array_text_reads_back_as_the_strings(postgres):
+    values = ['a"b', "c\\d", "{x,y}", "NULL", " s ", "é✓", "", "'"]
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::text[]", [postgresql.array_literal(values)])
+        assert sorted(cursor.fetchone()[0]) == sorted(values)

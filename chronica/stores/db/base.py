@@ -191,6 +191,10 @@ class BaseDialect:
         """How a read selects a timestamp column (``plans.utc`` turns it back)."""
         return column
 
+    def actum_time(self, column: str) -> str:
+        """How a read of acta selects their time (``rows.acta_of`` turns it back)."""
+        return self.timestamp(column)
+
     def octets(self, column: str) -> str:
         """The size of a text column in bytes of UTF-8."""
         return f"length(CAST({column} AS BLOB))"
@@ -199,7 +203,7 @@ class BaseDialect:
         """What every read selects of an actum, in the order ``plans.actum`` takes it."""
         t = table
         return (
-            f"{t}id, {t}kind, {t}actor_kind, {t}actor, {t}content, {self.timestamp(t + 'at')},"
+            f"{t}id, {t}kind, {t}actor_kind, {t}actor, {t}content, {self.actum_time(t + 'at')},"
             f" {t}call_id, {t}data, {t}recorded_by"
         )
 
@@ -485,6 +489,18 @@ ORDER BY p.seq
         """Whether a session read (state and newest acta) calls migration 0007's function."""
         yield from ()
         return False
+
+    def use_window_function(self, database: Database) -> Plan[bool]:
+        """Whether a plain window (no budget, no ``before``, no byte budget) calls
+        migration 0008's function instead of ``window_sql``."""
+        yield from ()
+        return False
+
+    def window_call_statement(
+        self, chronicum_id: str, query: ActaQuery, owner_id: str
+    ) -> Statement:
+        """Where ``use_window_function``: the call that reads ``window_sql``'s rows."""
+        raise NotImplementedError(f"{type(self).__name__} has no window function")
 
     def record_statement(
         self,

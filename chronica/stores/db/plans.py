@@ -20,7 +20,7 @@ from ...errors import ChronicumNotFound, InvalidQuery
 from ...validation import dumps_data
 from ...values import ActaQuery, Actum, Chronicum, Recorded, restamped
 from .base import BaseDialect, Database, Plan, run_plan
-from .rows import actum, member_keys, utc
+from .rows import acta_newest_first, actum, member_keys, utc
 
 __all__ = [
     "acta_plan",
@@ -49,7 +49,17 @@ def acta_plan(
     database: Database,
 ) -> Plan[list[Actum] | None]:
     functions = owner_id is not None and (yield from dialect.use_functions(database, writing=False))
-    rows = yield dialect.window_sql(chronicum_id, query, owner_id, functions=functions)
+    if (
+        functions
+        and owner_id is not None
+        and query.max_tokens is None
+        and query.before is None
+        and query.max_bytes is None
+        and (yield from dialect.use_window_function(database))
+    ):
+        rows = yield dialect.window_call_statement(chronicum_id, query, owner_id)
+    else:
+        rows = yield dialect.window_sql(chronicum_id, query, owner_id, functions=functions)
     if not rows:
         # An empty window, or no such chronicum (of this owner)?
         if owner_id is None:
@@ -65,8 +75,7 @@ def acta_plan(
         ):
             raise InvalidQuery(f"before={query.before!r} is not an actum of this chronicum")
         return []
-    rows.reverse()
-    return [actum(chronicum_id, row) for row in rows]
+    return acta_newest_first(chronicum_id, rows)
 
 
 def batch_of_plan(dialect: BaseDialect, chronicum_id: str, key: str | None) -> Plan[list[Actum]]:

@@ -22,17 +22,22 @@ answer (no row when the chronicum is not found): slower to plan, not different.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ...interfaces import Subscription
-from ...values import Actum
+from ...values import FILTERS, ActaQuery, Actum
 from ..listener import NOTIFY_CHANNEL, PG_NOTIFY, notify_if_followed
-from .base import BaseDialect, Database, Plan, Statement, Template
+from .base import BaseDialect, Database, Plan, Statement, Template, _limit
 from .rows import actum_params, batch_json, member_keys
 
 __all__ = ["PostgreSQLDialect", "forget_functions"]
 
+ISO_AT = "to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"')"
+"""An actum's time as ISO 8601 text in UTC, whatever the session's TimeZone and
+DateStyle: ``datetime.fromisoformat`` (C) makes it a datetime in a quarter of the
+instructions of epoch microseconds plus a timedelta, on a window's 20 to 100 rows
+(BENCHMARKS.md, issue 23); PostgreSQL formats it in about 0.5 µs more a row."""
 MICROS = "(EXTRACT(EPOCH FROM {}) * 1000000)::bigint"
 """A timestamp read as microseconds since the epoch, exact (EXTRACT gives a numeric
 since PostgreSQL 14): an int becomes a datetime much faster than Django's timestamptz
@@ -97,12 +102,28 @@ def forget_functions() -> None:
     _FUNCTIONS.clear()
 
 
+_WINDOW_CALLS: dict[ActaQuery, tuple[str, list[Any]]] = {}
+"""By query (immutable): its call of chronica_window and the parameters after the owner
+and the chronicum (a window's queries are few: ``validation.build_query`` keeps them)."""
+
+
+def array_literal(values: Iterable[object]) -> str:
+    """A PostgreSQL array's text (``'{"a","b"}'``) of strings, sorted: each element
+    double-quoted, its backslashes and double quotes escaped (no NUL reaches here: no
+    store can hold one, ``validation.storable``)."""
+    quoted = ('"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values)
+    return "{" + ",".join(sorted(quoted)) + "}"
+
+
 class PostgreSQLDialect(BaseDialect):
     has_on_conflict = True
     writes_in_one_statement = True
 
     def timestamp(self, column: str) -> str:
         return MICROS.format(column)
+
+    def actum_time(self, column: str) -> str:
+        return ISO_AT.format(column)
 
     def octets(self, column: str) -> str:
         return f"octet_length({column})"
@@ -126,10 +147,13 @@ class PostgreSQLDialect(BaseDialect):
         " AND to_regproc('chronica_owns') IS NOT NULL,"
         " to_regproc('chronica_record_actum_by') IS NOT NULL"
         " AND to_regproc('chronica_record_acta_by') IS NOT NULL,"
-        " to_regproc('chronica_read_state') IS NOT NULL"
+        " to_regproc('chronica_read_state') IS NOT NULL,"
+        " to_regproc('chronica_window') IS NOT NULL"
     )
     # Migration 0007's: the state and the newest acta in one call.
     read_state_call = "SELECT * FROM chronica_read_state(%s, %s, %s, %s)"
+    # Migration 0008's: the plain window, on plans kept for the session.
+    window_call = "SELECT * FROM chronica_window(%s, %s, {}, {}, {}, {})"
     record_actum_call = "SELECT chronica_record_actum(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
     record_acta_call = "SELECT chronica_record_acta(%s, %s, %s::json)"
     # Migration 0006's, for attested writes (with recorded_by).
@@ -178,6 +202,7 @@ class PostgreSQLDialect(BaseDialect):
             functions = _FUNCTIONS[key] = bool(found[0][0])
             _FUNCTIONS[by] = functions and bool(found[0][1])
             _FUNCTIONS[(*key, "read_state")] = bool(found[0][2])
+            _FUNCTIONS[(*key, "window")] = bool(found[0][3])
         return _FUNCTIONS.get(by, False) if attested else functions
 
     def use_read_state(self, database: Database) -> Plan[bool]:
@@ -185,6 +210,34 @@ class PostgreSQLDialect(BaseDialect):
         others, once a process)."""
         yield from self.use_functions(database, writing=False)
         return _FUNCTIONS.get((database.alias, database.name, "read_state"), False)
+
+    def use_window_function(self, database: Database) -> Plan[bool]:
+        """Whether a plain window calls migration 0008's ``chronica_window``: where it
+        exists (looked up with the others, once a process). Also where the connections
+        prepare statements: the prepared call ran faster than the prepared statement
+        (BENCHMARKS.md, issue 23)."""
+        yield from self.use_functions(database, writing=False)
+        return _FUNCTIONS.get((database.alias, database.name, "window"), False)
+
+    def window_call_statement(
+        self, chronicum_id: str, query: ActaQuery, owner_id: str
+    ) -> Statement:
+        """The call of ``chronica_window`` for a window with no budget and no ``before``:
+        each filter an array of its values, or NULL for none. The arrays travel as their
+        text (psycopg quotes a string in C, but builds an array literal in Python)."""
+        known = _WINDOW_CALLS.get(query)
+        if known is None:
+            arrays = [array_literal(v) for f in FILTERS if (v := getattr(query, f.field))]
+            limit = _limit(query.last_n)
+            # A NULL is written into the text: a parameter less for psycopg to quote.
+            nulls = ["%s::text[]" if getattr(query, f.field) else "NULL" for f in FILTERS]
+            sql = self.window_call.format(*nulls, "%s::bigint" if limit else "NULL")
+            known = sql, [*arrays, *([limit] if limit else [])]
+            if len(_WINDOW_CALLS) >= 512:
+                _WINDOW_CALLS.clear()
+            _WINDOW_CALLS[query] = known
+        sql, params = known
+        return sql, [owner_id, chronicum_id, *params]
 
     def record_statement(
         self,

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from django.core.signals import setting_changed
 from django.db import DatabaseError, connections
 
 from .base import Plan, run_plan
@@ -58,10 +59,28 @@ def _lsn(text: str) -> int:
     return (int(high, 16) << 32) | int(low, 16)
 
 
-def read_aliases() -> Sequence[str]:
-    from ...conf import chronica_settings
+_aliases: tuple[str, ...] | None = None
 
-    return chronica_settings.READ_DATABASES
+
+def read_aliases() -> Sequence[str]:
+    """``CHRONICA["READ_DATABASES"]``, read once (every window asks) and again after
+    ``setting_changed`` (``override_settings``)."""
+    global _aliases
+    aliases = _aliases
+    if aliases is None:
+        from ...conf import chronica_settings
+
+        aliases = _aliases = chronica_settings.READ_DATABASES
+    return aliases
+
+
+def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
+    global _aliases
+    if setting == "CHRONICA":
+        _aliases = None
+
+
+setting_changed.connect(_on_setting_changed, dispatch_uid="chronica.stores.db.replicas")
 
 
 def remember(primary: str, lsn: str | None) -> None:

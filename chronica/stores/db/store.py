@@ -44,8 +44,8 @@ class DjangoStore(DjangoStateStore):
     def alias(self) -> str:
         return self.using or router.db_for_write(models.Chronicum) or DEFAULT_DB_ALIAS
 
-    def _connection(self) -> BaseDatabaseWrapper:
-        connection = connections[self.alias]
+    def _connection(self, alias: str | None = None) -> BaseDatabaseWrapper:
+        connection = connections[self.alias if alias is None else alias]
         # A worker outside the request cycle never gets Django's clean-up of a
         # broken connection: drop it here so that the next call reconnects.
         if (
@@ -70,9 +70,12 @@ class DjangoStore(DjangoStateStore):
         the replica fails mid-read, when it finds no such chronicum (or none of the
         owner's: it may not have replayed its creation yet), and for a chronicum a
         write of this context found missing (the caller creates it next)."""
-        if chronicum_id is None or replicas.missing.get() != chronicum_id:
-            alias = replicas.ReadRouter(self.alias).choose()
-            if alias != self.alias:
+        primary = self.alias
+        if replicas.read_aliases() and (
+            chronicum_id is None or replicas.missing.get() != chronicum_id
+        ):
+            alias = replicas.ReadRouter(primary).choose()
+            if alias != primary:
                 replica = connections[alias]
                 try:
                     found = self._run(replica, make(dialect_of(replica), replica))
@@ -83,7 +86,7 @@ class DjangoStore(DjangoStateStore):
                 else:
                     if found is not None:
                         return found
-        connection = self._connection()
+        connection = self._connection(primary)
         return self._run(connection, make(dialect_of(connection), connection))
 
     async def _aread(self, make: Callable[[BaseDialect, BaseDatabaseWrapper], Plan[_T]]) -> _T:
