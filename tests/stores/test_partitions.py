@@ -259,18 +259,24 @@ def assert_each_reads_one_partition(inner: list[dict]) -> None:
             assert len(names) == 1, f"{table}: {sorted(names)}\n{p['Query Text']}"
 
 
-def test_migration_0007s_function_reads_one_partition(partitioned):
-    """``chronica_read_state``'s statements, on the generic plans it keeps: each reads
-    one partition (auto_explain shows the plans the function's statements ran)."""
-    from chronica.stores.db.state import _read_plan
-
+@pytest.fixture
+def read_among_others(partitioned):
+    """The partitioned tables in use, eight chronica of other acta, and "read": its acta."""
     with connection.cursor() as cursor:
         cursor.execute(f"SET search_path TO {SCHEMA}, public")
     for n in range(8):
         services.create_chronicum(OWNER, f"other-{n}")
         services.record_acta(OWNER, scenario.acta(f"other-{n}"))
     services.create_chronicum(OWNER, "read")
-    stored = services.record_acta(OWNER, scenario.acta("read"))
+    return services.record_acta(OWNER, scenario.acta("read"))
+
+
+def test_migration_0007s_function_reads_one_partition(read_among_others):
+    """``chronica_read_state``'s statements, on the generic plans it keeps: each reads
+    one partition (auto_explain shows the plans the function's statements ran)."""
+    from chronica.stores.db.state import _read_plan
+
+    stored = read_among_others
     store = DjangoStore()
 
     def read() -> None:
@@ -281,17 +287,10 @@ def test_migration_0007s_function_reads_one_partition(partitioned):
     assert_each_reads_one_partition(_nested_plans(read, "chronica_read_state"))
 
 
-def test_migration_0008s_function_reads_one_partition(partitioned):
+def test_migration_0008s_function_reads_one_partition(read_among_others):
     """``chronica_window``'s two statements (the owner's row, the window), on the
     generic plans it keeps: each reads one partition."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"SET search_path TO {SCHEMA}, public")
-    for n in range(8):
-        services.create_chronicum(OWNER, f"other-{n}")
-        services.record_acta(OWNER, scenario.acta(f"other-{n}"))
-    services.create_chronicum(OWNER, "read")
-    stored = services.record_acta(OWNER, scenario.acta("read"))
-    messages = [a for a in stored if a.kind == scenario.M]
+    messages = [a for a in read_among_others if a.kind == scenario.M]
 
     def read() -> None:
         _result, sent = sent_by(
