@@ -25,7 +25,6 @@ __all__ = [
 _KINDS = {k.value: k for k in ActumKind}
 _ACTOR_KINDS = {k.value: k for k in ActorKind}
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-_MICROS = dt.timedelta
 
 
 def utc(value: Any) -> dt.datetime:
@@ -71,7 +70,7 @@ def acta_of(chronicum_id: str, rows: Iterable[Sequence[Any]]) -> list[Actum]:
                 row[3],
                 row[4],
                 row[0],
-                _time(row[5]),
+                utc(row[5]),
                 row[6],
                 _data(row[7]),
                 row[8],
@@ -80,7 +79,7 @@ def acta_of(chronicum_id: str, rows: Iterable[Sequence[Any]]) -> list[Actum]:
         ]
     # The API's answers take the stored text as it is (validation.raw_data).
     raw = raw_data.get()
-    kinds, actor_kinds, new, iso, time = _KINDS, _ACTOR_KINDS, object.__new__, _ISO, _time
+    kinds, actor_kinds, new, iso, time = _KINDS, _ACTOR_KINDS, object.__new__, _ISO, utc
     acta = []
     for row in rows:
         actum = new(UnfrozenActum)
@@ -105,14 +104,6 @@ def acta_of(chronicum_id: str, rows: Iterable[Sequence[Any]]) -> list[Actum]:
 
 
 _ISO = dt.datetime.fromisoformat
-
-
-def _time(value: Any) -> dt.datetime:
-    """An actum's time as a row hands it over: epoch microseconds (PostgreSQL's
-    functions), ISO 8601 text (PostgreSQL's statements, SQLite), a datetime."""
-    if type(value) is int:
-        return _EPOCH + _MICROS(0, 0, value)
-    return utc(value)
 
 
 def _data(text: str | None) -> Any:
