@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import dataclasses
 import http.client
 import json
@@ -224,6 +225,20 @@ class Client:
 def gunicorn(tmp_path: Path) -> Iterator[str]:
     """example_project under gunicorn with 16 threads, so that requests really run at
     once, on a store that is slow after each create (``tests.race_settings``)."""
+    with _gunicorn(tmp_path, "tests.race_settings") as base:
+        yield base
+
+
+@pytest.fixture
+def slow_statements(tmp_path: Path) -> Iterator[str]:
+    """example_project under gunicorn with 16 threads, where a request may ask to wait
+    between its statements (``tests.replay_race_settings``)."""
+    with _gunicorn(tmp_path, "tests.replay_race_settings") as base:
+        yield base
+
+
+@contextlib.contextmanager
+def _gunicorn(tmp_path: Path, settings: str) -> Iterator[str]:
     port = free_port()
     command = [
         PYTHON,
@@ -233,10 +248,10 @@ def gunicorn(tmp_path: Path) -> Iterator[str]:
         f"--bind=127.0.0.1:{port}",
         "--workers=1",
         "--threads=16",
+        # The clients keep their connections between rounds, which may wait on each other.
+        "--keep-alive=60",
     ]
-    env = environment(
-        DJANGO_SETTINGS_MODULE="tests.race_settings", DJANGO_THROTTLE_USER="1000000/minute"
-    )
+    env = environment(DJANGO_SETTINGS_MODULE=settings, DJANGO_THROTTLE_USER="1000000/minute")
     with serving(command, port, tmp_path / "gunicorn.log", env=env) as base:
         yield base
 
@@ -325,3 +340,108 @@ def test_over_http_no_write_of_ardians_lands_in_rafas_chronicum(gunicorn, ardian
     for call, outcomes in (("create", (201, 409)), ("delete", (204, 404)), ("write", (201,))):
         for status in outcomes:
             assert answers[call][status], answers
+
+
+def _rounds(groups: list[list[Callable[[int], None]]]) -> None:
+    """Run each group's steps at once, ROUNDS rounds spread over the groups; fail with
+    the first error."""
+    errors: list[BaseException] = []
+    barriers = [threading.Barrier(len(steps)) for steps in groups]
+
+    def racer(group: int, step: Callable[[int], None]) -> Callable[[], None]:
+        def rounds() -> None:
+            try:
+                for n in range(group, ROUNDS, len(groups)):
+                    barriers[group].wait(60)
+                    step(n)
+            except BaseException as exc:
+                errors.append(exc)
+                barriers[group].abort()
+
+        return rounds
+
+    threads = [
+        threading.Thread(target=racer(group, step))
+        for group, steps in enumerate(groups)
+        for step in steps
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(600)
+    failures = [e for e in errors if not isinstance(e, threading.BrokenBarrierError)]
+    assert failures == [], failures[:1]
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_over_http_a_replay_never_answers_rafas_acta(slow_statements, ardian, rafa):
+    """Each round: ardian's booking agent writes into X with a key (one actum, or a
+    batch) and retries, the retry pausing 30 ms between its statements; meanwhile
+    ardian deletes X and rafa writes into X (creating it) with the same key. No answer
+    ardian gets holds anything of rafa's; a replay answers what the key stored for
+    ardian; a retry is never a 500 nor an empty replay (four groups, 2,000 rounds)."""
+    from rest_framework.authtoken.models import Token
+
+    tokens = {user.username: Token.objects.create(user=user).key for user in (ardian, rafa)}
+    prefix = "/api/chronica/"
+    answers: dict[str, collections.Counter[int]] = collections.defaultdict(collections.Counter)
+    mine = {"kind": "message", "actor_kind": "agent", "actor": "booking", "content": "Held."}
+    secret = {**mine, "actor": "rafa-agent", "content": "RAFA PRIVATE: my card ends 4242"}
+
+    def post(c: Client, path: str, body: Any, **headers: str) -> tuple[int, Any]:
+        saved = dict(c.headers)
+        c.headers.update(headers)
+        try:
+            return c.call("POST", path, body)
+        finally:
+            c.headers = saved
+
+    def group() -> list[Callable[[int], None]]:
+        writer = Client(slow_statements, tokens["ardian"])
+        deleter = Client(slow_statements, tokens["ardian"])
+        other = Client(slow_statements, tokens["rafa"])
+        written = threading.Semaphore(0)  # ardian's first write of each round is in
+
+        def ardian_retries(n: int) -> None:
+            path, key = f"{prefix}race-{n}/acta/", f"booking-reply-{n}"
+            body: Any = mine if n % 2 else [mine, mine]
+            status, first = post(writer, path, body, **{"Idempotency-Key": key})
+            written.release()
+            assert status == 201, first
+            first_ids = {a["id"] for a in (first if isinstance(first, list) else [first])}
+            retry = {"Idempotency-Key": key, "X-Test-Pause": "0.03"}
+            status, answer = post(writer, path, body, **retry)
+            answers["retry"][status] += 1
+            assert status in (200, 201, 404), answer
+            if status == 404:
+                return
+            got = answer if isinstance(answer, list) else [answer]
+            assert len(got) == len(first_ids), (status, answer)
+            for actum in got:
+                assert actum["actor"] == "booking", answer
+                assert "RAFA" not in actum["content"], answer
+            if status == 200:
+                assert {a["id"] for a in got} == first_ids, answer
+
+        spread = random.Random(len(tokens))
+
+        def rafa_takes_x(n: int) -> None:
+            assert written.acquire(timeout=60)
+            time.sleep(spread.uniform(0.0, 0.04))
+            status, answer = deleter.call("DELETE", f"{prefix}race-{n}/")
+            answers["delete"][status] += 1
+            assert status in (204, 404), answer
+            body: Any = secret if n % 2 else [secret, secret]
+            path = f"{prefix}race-{n}/acta/"
+            status, answer = post(other, path, body, **{"Idempotency-Key": f"booking-reply-{n}"})
+            answers["rafa writes"][status] += 1
+            assert status in (200, 201, 404), answer
+
+        return [ardian_retries, rafa_takes_x]
+
+    _rounds([group() for _ in range(GROUPS)])
+    print(f"{ROUNDS} rounds: {dict(answers)}")
+    # The calls did race: the retry was a replay in some rounds and refused in others.
+    assert answers["retry"][200], answers
+    assert answers["retry"][404], answers

@@ -267,10 +267,12 @@ class BaseDialect:
     owned = Template("({exists_owned})")
     owns = Template("EXISTS {owned}")
     # The batch a key recorded: the keyed actum and "<key>\n<position>" for the rest.
-    by_key = Template(
+    by_key_where = Template(
         "SELECT {columns} FROM {acta} WHERE chronicum_id = %s"
-        " AND (idempotency_key = %s OR substr(idempotency_key, 1, %s) = %s) ORDER BY seq"
+        " AND (idempotency_key = %s OR substr(idempotency_key, 1, %s) = %s)"
     )
+    by_key = Template("{by_key_where} ORDER BY seq")
+    by_key_owned = Template("{by_key_where} AND {owns} ORDER BY seq")
     by_seq = Template("SELECT {columns} FROM {acta} WHERE {chronicum_is} AND seq = %s")
     touch = Template("UPDATE {chronica} SET last_activity_at = last_activity_at WHERE id = %s")
     touch_owned = Template("{touch} AND owner_id = %s")

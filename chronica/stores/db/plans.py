@@ -22,6 +22,10 @@ from ...values import ActaQuery, Actum, Chronicum, Recorded, restamped
 from .base import BaseDialect, Database, Plan, run_plan
 from .rows import acta_newest_first, actum, member_keys, utc
 
+REPLAY_ATTEMPTS = 5
+"""How often an unscoped keyed write writes again when the batch its key stored went
+between the write and the replay's read."""
+
 __all__ = [
     "acta_plan",
     "after_plan",
@@ -78,12 +82,21 @@ def acta_plan(
     return acta_newest_first(chronicum_id, rows)
 
 
-def batch_of_plan(dialect: BaseDialect, chronicum_id: str, key: str | None) -> Plan[list[Actum]]:
-    """The acta a keyed write stored, still there, in write order; [] if none."""
+def batch_of_plan(
+    dialect: BaseDialect, chronicum_id: str, key: str | None, owner_id: str | None = None
+) -> Plan[list[Actum]]:
+    """The acta a keyed write stored, still there, in write order; [] if none. Given
+    ``owner_id``, only if the chronicum is that owner's, checked in the same statement:
+    between the write that found the key used and this read, the chronicum may have been
+    deleted and its ID taken by another owner who wrote with the same key."""
     if key is None:
         return []
     prefix = key + "\n"
-    rows = yield dialect.by_key, [chronicum_id, key, len(prefix), prefix]
+    if owner_id is None:
+        rows = yield dialect.by_key, [chronicum_id, key, len(prefix), prefix]
+    else:
+        params = [chronicum_id, key, len(prefix), prefix, chronicum_id, owner_id]
+        rows = yield dialect.by_key_owned, params
     return [actum(chronicum_id, row) for row in rows]
 
 
@@ -97,25 +110,37 @@ def record_plan(
 ) -> Plan[Recorded | None]:
     """A write where the dialect ``writes_in_one_statement``: that statement (and, for a
     replay, the read of the first batch; once a process, the lookup of the write
-    functions of ``database``)."""
+    functions of ``database``).
+
+    A replay is read in a statement of its own, with the owner checked again in it: if
+    the batch is gone by then (popped, or deleted with its chronicum), an owner-scoped
+    write answers ``None`` (the caller looks again, and creates or refuses), and an
+    unscoped one writes again. A replay never answers ``[]``."""
     chronicum_id = acta[0].chronicum_id
     # An attested write calls migration 0006's functions (0004's write no recorded_by).
     attested = any(a.recorded_by is not None for a in acta)
     functions = key is None and (
         yield from dialect.use_functions(database, writing=True, attested=attested)
     )
-    rows = yield dialect.record_statement(acta, key, tokens, owner_id, functions=functions)
-    if key is None:
-        if not rows or rows[0][0] is None:
-            return None
-    elif not rows[0][1]:
-        return None  # no such chronicum (of this owner)
-    elif rows[0][0] is None:
-        # The key was used: the batch stored the first time.
-        replay = yield from batch_of_plan(dialect, chronicum_id, key)
-        return Recorded(replay, replayed=True)
-    at = utc(rows[0][0])
-    return Recorded([restamped(a, a.id, at) for a in acta])
+    for _attempt in range(REPLAY_ATTEMPTS):
+        rows = yield dialect.record_statement(acta, key, tokens, owner_id, functions=functions)
+        if key is None:
+            if not rows or rows[0][0] is None:
+                return None
+        elif not rows[0][1]:
+            return None  # no such chronicum (of this owner)
+        elif rows[0][0] is None:
+            # The key was used: the batch stored the first time, if it is still there
+            # and still this owner's.
+            replay = yield from batch_of_plan(dialect, chronicum_id, key, owner_id)
+            if replay:
+                return Recorded(replay, replayed=True)
+            if owner_id is not None:
+                return None
+            continue
+        at = utc(rows[0][0])
+        return Recorded([restamped(a, a.id, at) for a in acta])
+    raise ChronicumNotFound(chronicum_id)
 
 
 def record_in_transaction(
@@ -137,7 +162,7 @@ def record_in_transaction(
         if cursor.rowcount == 0:
             return None
         if key is not None:
-            stored = run_plan(cursor, batch_of_plan(dialect, chronicum_id, key))
+            stored = run_plan(cursor, batch_of_plan(dialect, chronicum_id, key, owner_id))
             if stored:
                 return Recorded(stored, replayed=True)
         now = dt.datetime.now(dt.UTC)
