@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 export PYTHONPATH := $(CURDIR)
 
-.PHONY: demo test docs docs-build dist venv chromium pgbouncer lint migrations-check test-sqlite test-postgres matrix bench cluster clean
+.PHONY: demo test test-fast docs docs-build dist venv chromium pgbouncer lint migrations-check test-sqlite test-postgres matrix bench cluster clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,7 +20,15 @@ venv: $(STAMP)
 demo: venv
 	$(BIN)/python manage.py chronica_demo --serve --addrport 127.0.0.1:$(PORT)
 
-test: venv lint migrations-check docs-build test-sqlite test-postgres
+# Everything, every leg at once (scripts/ci.py: its own log and time each): the checks
+# (lint, migrations, the docs site), the suite on SQLite and PostgreSQL on the venv's
+# Python 3.11 + Django 5.2, and again on Python 3.13 + Django 6.1 (nox, pyenv).
+test: venv chromium pgbouncer
+	$(BIN)/python scripts/ci.py
+
+# The inner loop: the suite on SQLite without the slow and once-per-build tests.
+test-fast: venv
+	PYTHONWARNINGS=error::DeprecationWarning CHRONICA_TEST_DB=sqlite $(BIN)/python -m pytest -q -m "not slow and not once" -p no:cacheprovider
 
 # The documentation site (mkdocs.yml, docs/): `make docs` serves it at http://127.0.0.1:$(DOCS_PORT)
 # and rebuilds on every change; `make test` builds it with --strict (a broken link fails) and runs
@@ -69,7 +77,7 @@ test-postgres: venv chromium pgbouncer
 		PYTHONWARNINGS=error::DeprecationWarning CHRONICA_TEST_DB=postgres $(BIN)/python -m pytest; \
 	fi
 
-# Python 3.13 + Django 6.1 (under pyenv); make test is Python 3.11 + Django 5.2.
+# Python 3.13 + Django 6.1 (under pyenv) alone; make test runs it beside Python 3.11 + Django 5.2.
 matrix: venv
 	$(BIN)/nox
 
@@ -84,4 +92,4 @@ bench: venv
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf site $(VENV) .nox .test-db .pytest_cache .mypy_cache .ruff_cache *.egg-info
+	rm -rf site $(VENV) .nox .test-db .ci-logs .pytest_cache .mypy_cache .ruff_cache *.egg-info

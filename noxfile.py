@@ -1,9 +1,9 @@
-"""The version matrix: ``make matrix`` (CI runs it after ``make test``).
+"""The newest pair: Python 3.13 (under pyenv) with Django 6.1, the whole suite on
+SQLite and PostgreSQL, deprecation warnings as errors.
 
-``make test`` runs the suite on the oldest pair we support, Python 3.11 with Django
-5.2 LTS (Django 6 needs Python 3.12), with deprecation warnings as errors; the matrix
-adds the newest, Python 3.13 (under pyenv) with Django 6.1: the whole suite on SQLite
-and PostgreSQL, deprecation warnings as errors.
+``make test`` (scripts/ci.py) runs it beside the venv's pair, the oldest we support
+(Python 3.11 with Django 5.2 LTS; Django 6 needs Python 3.12); ``make matrix`` runs it
+alone.
 """
 
 import os
@@ -40,35 +40,15 @@ def tests(session: nox.Session, django: str) -> None:
     session.install(
         "-e", ".[api,postgres]", "--group", "test", "--group", "docs", f"django~={django}.0"
     )
-    env = {
-        "PYTHONPATH": os.getcwd(),
-        "PYTHONWARNINGS": "error::DeprecationWarning",
-        # make test races 2,000 rounds over HTTP (tests/stores/test_isolation.py); the matrix
-        # checks that the race still runs on each version.
-        "CHRONICA_RACE_ROUNDS": "300",
-    }
-    session.run(
-        "python",
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        env={
-            **env,
-            "CHRONICA_TEST_DB": "sqlite",
-            "CHRONICA_TEST_SQLITE": f"{session.virtualenv.location}/test.sqlite3",
-        },
-    )
-    if os.environ.get("CHRONICA_SKIP_POSTGRES") == "1":
-        session.log("SKIPPED: the PostgreSQL run (CHRONICA_SKIP_POSTGRES=1 was set on purpose)")
-        return
-    session.run(
-        "python",
-        "-m",
-        "pytest",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        env={**env, "CHRONICA_TEST_DB": "postgres"},
-    )
+    # make test (scripts/ci.py) runs each database as a leg of its own, at once with the
+    # others: ``nox -s tests -- sqlite``; without one, both in turn.
+    databases = session.posargs or ["sqlite", "postgres"]
+    env = {"PYTHONPATH": os.getcwd(), "PYTHONWARNINGS": "error::DeprecationWarning"}
+    for database in databases:
+        if database == "postgres" and os.environ.get("CHRONICA_SKIP_POSTGRES") == "1":
+            session.log("SKIPPED: the PostgreSQL run (CHRONICA_SKIP_POSTGRES=1 was set on purpose)")
+            continue
+        here = {**env, "CHRONICA_TEST_DB": database}
+        if database == "sqlite" and "CHRONICA_TEST_SQLITE" not in os.environ:
+            here["CHRONICA_TEST_SQLITE"] = f"{session.virtualenv.location}/test.sqlite3"
+        session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", env=here)

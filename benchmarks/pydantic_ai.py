@@ -77,7 +77,7 @@ def load() -> None:
 
     from chronica import ChronicumNotFound, services
     from chronica.integrations.pydantic_ai import actum_of
-    from chronica.models import PydanticAIConversation
+    from chronica.integrations.pydantic_ai.models import PydanticAIConversation
     from chronica.validation import dumps_data
 
     from .database import conninfo

@@ -42,7 +42,7 @@ DATABASES = {
     },
 }
 NOWAIT = "-c synchronous_commit=off"
-INSTALLED_APPS = ["chronica"]
+INSTALLED_APPS = ["chronica", "chronica.integrations.pydantic_ai"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 CHRONICA = {"STORE": "chronica.stores.db.DjangoStore"}
 # Case 15 through PgBouncer: PG_URL is the pooler, live follow LISTENs past it.

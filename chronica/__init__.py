@@ -11,11 +11,13 @@ from .errors import (
     EmptyOwnerID,
     IdempotencyUnsupported,
     InvalidActum,
+    InvalidCredential,
     InvalidQuery,
     NotPermitted,
+    StateConflict,
     StoreUnsupported,
 )
-from .interfaces import IdempotentStore, Store
+from .interfaces import BaseStore, IdempotentStore, Store
 from .values import (
     ActaPage,
     ActaQuery,
@@ -24,7 +26,12 @@ from .values import (
     ActumKind,
     ChronicaPage,
     Chronicum,
+    NamespaceListing,
     Recorded,
+    RecordedActa,
+    StateChange,
+    StateScope,
+    StateView,
 )
 
 __version__ = "0.2.0"
@@ -35,6 +42,7 @@ __all__ = [
     "ActorKind",
     "Actum",
     "ActumKind",
+    "BaseStore",
     "ChronicaError",
     "ChronicaPage",
     "Chronicum",
@@ -44,9 +52,16 @@ __all__ = [
     "IdempotencyUnsupported",
     "IdempotentStore",
     "InvalidActum",
+    "InvalidCredential",
     "InvalidQuery",
+    "NamespaceListing",
     "NotPermitted",
     "Recorded",
+    "RecordedActa",
+    "StateChange",
+    "StateConflict",
+    "StateScope",
+    "StateView",
     "Store",
     "StoreUnsupported",
 ]

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.checks import CheckMessage, Error, Tags, Warning, register
 from django.core.exceptions import ImproperlyConfigured
 
-from .conf import DEFAULTS, _resolve, chronica_settings, is_postgresql
+from .conf import DEFAULTS, RETIRED, _resolve, chronica_settings, is_postgresql
 
 
 @register(Tags.compatibility)
@@ -29,13 +29,20 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         return [*errors, *_check_pooled(_resolve("STORE", DEFAULTS["STORE"]), {})]
     if not isinstance(value, Mapping):
         return [*errors, Error("The CHRONICA setting must be a dict.", id="chronica.E001")]
-    unknown = sorted(set(value) - set(DEFAULTS))
+    unknown = sorted(set(value) - set(DEFAULTS) - set(RETIRED))
     if unknown:
         errors.append(
             Error(
                 f"CHRONICA has unknown keys: {', '.join(map(str, unknown))}.",
                 hint=f"Known keys: {', '.join(DEFAULTS)}.",
                 id="chronica.E002",
+            )
+        )
+    for name in sorted(set(value) & set(RETIRED)):
+        errors.append(
+            Warning(
+                f"CHRONICA[{name!r}] has no effect since {RETIRED[name]}; remove it.",
+                id="chronica.W005",
             )
         )
     store: Callable[..., Any] | None = None
@@ -61,7 +68,6 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         ("API_MAX_ACTA", "chronica.E011"),
         ("API_MAX_RESPONSE_BYTES", "chronica.E012"),
         ("FOLLOW_POLL_INTERVAL", "chronica.E008"),
-        ("ASYNC_POOL_SIZE", "chronica.E009"),
         ("AUTO_CREATE", "chronica.E015"),
         ("LISTEN_DATABASE", "chronica.E013"),
         ("AGENT_THROTTLE_RATE", "chronica.E017"),
@@ -130,6 +136,50 @@ def check_database_timeouts(app_configs: Any = None, **kwargs: Any) -> list[Chec
                     hint=f"Set DATABASES[{alias!r}]['OPTIONS'] = {{'connect_timeout': 5,"
                     " 'options': '-c statement_timeout=30000'}} (seconds; milliseconds).",
                     id="chronica.W002",
+                )
+            )
+    return warnings
+
+
+#: OPTIONS that bound, on the client's side, how long a PostgreSQL connection waits
+#: for a server or a network that went silent (libpq's, in DATABASES' OPTIONS).
+KEEPALIVE_OPTIONS = {
+    "keepalives": 1,
+    "keepalives_idle": 5,
+    "keepalives_interval": 2,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 10000,
+}
+
+
+@register(Tags.compatibility)
+def check_database_keepalives(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]:
+    """W004: a PostgreSQL database whose OPTIONS set neither ``tcp_user_timeout`` nor
+    TCP keepalives (``keepalives_idle``). A statement under way when the database or
+    the network goes silent waits as long as the silence lasts: the server's
+    ``statement_timeout`` cannot fire when the server is not heard, and the system's
+    keepalives start after two hours."""
+    warnings: list[CheckMessage] = []
+    for alias, database in settings.DATABASES.items():
+        if not is_postgresql(database):
+            continue
+        options = database.get("OPTIONS") or {}
+        if not isinstance(options, Mapping):
+            continue
+        user_timeout = options.get("tcp_user_timeout") not in (None, "", 0, "0")
+        keepalives = options.get("keepalives") not in (0, "0") and options.get(
+            "keepalives_idle"
+        ) not in (None, "", 0, "0")
+        if not user_timeout and not keepalives:
+            warnings.append(
+                Warning(
+                    f"DATABASES[{alias!r}] (PostgreSQL) sets no client-side bound on a silent"
+                    " database: a statement under way when the server or the network goes"
+                    " silent waits for the whole outage (statement_timeout is the server's and"
+                    " cannot fire).",
+                    hint=f"Add to DATABASES[{alias!r}]['OPTIONS']: {KEEPALIVE_OPTIONS!r}"
+                    " (seconds; tcp_user_timeout in milliseconds).",
+                    id="chronica.W004",
                 )
             )
     return warnings

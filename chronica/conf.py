@@ -21,12 +21,17 @@ DEFAULTS: dict[str, Any] = {
     "API_MAX_ACTA": 1000,
     "API_MAX_RESPONSE_BYTES": 8 * 1024 * 1024,
     "FOLLOW_POLL_INTERVAL": 1.0,
-    "ASYNC_POOL_SIZE": 10,
     "AUTO_CREATE": True,
     "LISTEN_DATABASE": None,
     "READ_DATABASES": (),
     "AGENT_THROTTLE_RATE": "1000/min",
 }
+
+RETIRED: dict[str, str] = {
+    "ASYNC_POOL_SIZE": "0.3.0: the asyncio path runs in Django's executor",
+}
+"""Keys that no longer have an effect, and since when and why: ``manage.py check``
+warns about them (chronica.W005) instead of calling them unknown."""
 
 
 def _resolve(name: str, value: Any) -> Callable[..., Any]:
@@ -129,13 +134,6 @@ class ChronicaSettings:
                 f" and at most 3600, not {value!r}"
             )
         return float(value)
-
-    @property
-    def ASYNC_POOL_SIZE(self) -> int:
-        """The most connections the asyncio path holds, per event loop and database."""
-        value = _limit("ASYNC_POOL_SIZE", self._get("ASYNC_POOL_SIZE"), allow_none=False)
-        assert value is not None
-        return value
 
     @property
     def AUTO_CREATE(self) -> bool:

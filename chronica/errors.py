@@ -9,6 +9,7 @@ __all__ = [
     "EmptyOwnerID",
     "IdempotencyUnsupported",
     "InvalidActum",
+    "InvalidCredential",
     "InvalidQuery",
     "NotPermitted",
     "StateConflict",
@@ -74,3 +75,14 @@ class NotPermitted(ChronicaError, PermissionError):
     def __init__(self, message: str, *, rule: str) -> None:
         super().__init__(message)
         self.rule = rule
+
+
+class InvalidCredential(ChronicaError, PermissionError):
+    """A secret that is no credential's, or a credential expired or revoked (also when
+    it is revoked while a write made with it is under way: the write lands before the
+    revocation, or not at all). ``reason`` says which (``"unknown"``, ``"expired"``,
+    ``"revoked"``), for the server's logs; tell a client only that it was refused."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"invalid agent credential ({reason})")
+        self.reason = reason

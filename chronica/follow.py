@@ -1,6 +1,6 @@
 """Following a chronicum: the loop behind ``services.afollow``.
 
-A follower reads forward from a position (``FollowingStore``), yields what it
+A follower reads forward from a position (``BaseStore.acta_after``), yields what it
 read, and waits for news: on PostgreSQL a NOTIFY for its chronicum, which the
 writing transaction sends as it commits (``chronica.stores.listener``: the LISTEN
 connection and the protocol); elsewhere nothing, so it reads again after
@@ -15,6 +15,11 @@ one query for a thousand followers of its chronicum, not a thousand. A read begu
 before a later NOTIFY of the chronicum is not shared by the followers that NOTIFY
 woke (they read again, and see that write).
 
+**A read that fails** on a lost connection (a backend terminated, a server restarted:
+``OperationalError``, ``InterfaceError``) is read again, from the same position, after
+a pause that doubles up to the poll interval, on a fresh connection: the broken one is
+dropped. The followers that shared the read read again too; none ends, none skips an actum.
+
 **One safety poll.** A follower that nothing woke reads again at the next multiple
 of the interval on its event loop's clock, not an interval after its own last read:
 the idle followers of a chronicum wake together, and share that read too. So idle
@@ -24,15 +29,20 @@ streams cost one query per followed chronicum and interval, not one per stream.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable
 from typing import Any
 
+from asgiref.sync import sync_to_async
+from django.db import InterfaceError, OperationalError, connections
+
 from .errors import ChronicumNotFound
 from .interfaces import Subscription
-from .validation import raw_data
 from .values import Actum
 
 __all__ = ["PAGE", "Polling", "follow"]
+
+logger = logging.getLogger("chronica.follow")
 
 PAGE = 200
 """The most acta a follower reads in one statement."""
@@ -40,7 +50,7 @@ PAGE = 200
 Page = tuple[list[Actum], int] | tuple[list[Actum], int, bool] | None
 
 Read = Callable[[int, int], Awaitable[Page]]
-"""``read(position, limit)``: ``FollowingStore.acta_after`` for one follower (a third
+"""``read(position, limit)``: ``BaseStore.acta_after`` for one follower (a third
 item ``True``: cut short by the byte budget, read on at once)."""
 
 # The reads under way, by event loop, what is read (store, owner, chronicum, filters),
@@ -51,31 +61,52 @@ _reads: dict[tuple[Any, ...], asyncio.Future[Page]] = {}
 async def follow(
     chronicum_id: str,
     read: Read,
-    position: int,
+    first: Page,
     news: Subscription,
     interval: float,
     shared: Hashable | None = None,
 ) -> AsyncGenerator[Actum, None]:
-    """Every actum ``read`` finds after ``position``, oldest first, until the caller
-    stops; ``ChronicumNotFound`` once the chronicum is gone. ``news`` is closed at the end.
+    """The acta of ``first`` (a page already read), then every actum ``read`` finds after
+    its position, oldest first, until the caller stops; ``ChronicumNotFound`` once the
+    chronicum is gone. ``news`` is closed at the end.
 
-    ``news`` must have been subscribed before ``position`` was taken: whatever
-    commits after that wakes the follower, or is read by its next read anyway.
+    ``news`` must have been subscribed before the loop's first read: whatever commits
+    after that wakes the follower, or is read by that read anyway.
     ``shared``: what the read reads (the same key, the same answer for the same
     position); followers with equal keys share reads. ``None``: never shared.
     """
     loop = asyncio.get_running_loop()
+    page: Page = first
+    # The first page was read before ``news`` was subscribed: read again at once, so
+    # that a write committed between the two is not left for the next poll.
+    again = True
+    failures = 0
     try:
         while True:
-            page = await _read(loop, shared, news, read, position, interval)
             if page is None:
                 raise ChronicumNotFound(chronicum_id)
             acta, position, *cut = page
             for actum in acta:
                 yield actum
-            if len(acta) < PAGE and not any(cut):
+            if not (again or len(acta) >= PAGE or any(cut)):
                 # Until the next multiple of the interval: idle followers wake together.
                 await news.wait(interval - loop.time() % interval)
+            again = False
+            while True:
+                try:
+                    page = await _read(loop, shared, news, read, position, interval)
+                    break
+                except (OperationalError, InterfaceError) as exc:
+                    failures += 1
+                    if failures == 1:
+                        logger.warning(
+                            "chronica: a read of %r failed; reading again on a fresh connection",
+                            chronicum_id,
+                            exc_info=exc,
+                        )
+                    await _drop_broken_connections()
+                    await asyncio.sleep(min(RETRY * 2 ** (failures - 1), interval))
+            failures = 0
     finally:
         news.close()
 
@@ -90,8 +121,7 @@ async def _read(
 ) -> Page:
     if shared is None:
         return await read(position, PAGE)
-    # Followers that take data as stored text (the API's stream) read apart.
-    key = (loop, shared, raw_data.get(), getattr(news, "generation", 0), position)
+    key = (loop, shared, getattr(news, "generation", 0), position)
     task = _reads.get(key)
     if task is None:
         task = _reads[key] = asyncio.ensure_future(read(position, PAGE))
@@ -99,6 +129,22 @@ async def _read(
         task.add_done_callback(lambda done: _done(loop, key, done, keep))
     # Shielded: a follower that goes away must not cancel the read of the others.
     return await asyncio.shield(task)
+
+
+RETRY = 0.05
+"""Seconds before the first new read after a read failed; each next one waits twice as
+long, up to the poll interval."""
+
+
+async def _drop_broken_connections() -> None:
+    # In the thread the sync reads run in (asgiref's thread-sensitive one, as theirs).
+    await sync_to_async(_close_unusable)()
+
+
+def _close_unusable() -> None:
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close_if_unusable_or_obsolete()
 
 
 KEEP = 0.25

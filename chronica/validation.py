@@ -7,16 +7,13 @@ every store behaves alike.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import functools
-import gc
 import json
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any, TypeVar
 
@@ -252,43 +249,18 @@ def loads_data(text: str | None) -> Any:
     """``data`` back from its stored JSON text (``None`` for no data)."""
     if text is None:
         return None
-    if len(text) < _COLLECTED_BELOW:
-        return json.loads(text)
-    with uncollected():
-        return json.loads(text)
-
-
-@contextlib.contextmanager
-def uncollected() -> Iterator[None]:
-    """The cyclic garbage collector off while many new containers are built at once,
-    none of which can be garbage yet. It would run again and again over them, most of
-    the time: 0.65 s of 0.75 s to decode a document of 400,000 empty lists, half of a
-    listing of 10,000 ADK sessions (BENCHMARKS.md, issue 24). Never around an
-    ``await``: other tasks would run without it."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-_COLLECTED_BELOW = 64 * 1024
+    return json.loads(text)
 
 
 class RawJSON:
     """JSON text passed through as it is: an actum's stored ``data`` read for the API,
     which writes ``text`` into its answer verbatim (``chronica.api.renderers``) instead
-    of decoding it into Python objects and encoding them again. Only while
-    :data:`raw_data` is set does a store hand one back; the Python API never sees one.
-    Not a ``str`` (a copy of the text each time one is made, and a renderer that does
-    not know it would quote it): any other encoder refuses it.
+    of decoding it into Python objects and encoding them again. A store hands one back
+    only for a query with ``raw_data``. Not a ``str`` (a renderer that does not know it
+    would quote it): any other encoder refuses it.
 
     ``stored`` is the text as the database printed it (PostgreSQL's ``jsonb`` with
-    its spaces), ``text`` the compact one, made from it when first read: ADK's session
-    reads compare and decode the stored text and never need it (the compaction took
-    longer than decoding: BENCHMARKS.md, issue 24)."""
+    its spaces), ``text`` the compact one, made from it when first read."""
 
     __slots__ = ("_text", "stored")
 
@@ -324,10 +296,6 @@ class RawJSON:
         shown = self.text if len(self.text) <= 40 else self.text[:40] + "..."
         return f"RawJSON({shown!r})"
 
-
-raw_data: contextvars.ContextVar[bool] = contextvars.ContextVar("chronica_raw_data", default=False)
-"""While ``True`` (the API's JSON answers and its stream, ADK's session reads), the
-database stores give ``data`` back as :class:`RawJSON`, never decoded."""
 
 # A JSON string token, escapes included: what compact_json leaves untouched.
 _JSON_STRING = re.compile(r'("(?:[^"\\]|\\.)*")')
@@ -462,9 +430,6 @@ def build_query(
     that no actum could hold. ``last_n <= 0`` means no limit; ``max_tokens`` is
     ``None`` (no budget) or at least 0; ``before`` is ``None`` or an actum ID.
     """
-    key = _query_key(last_n, max_tokens, before, filters)
-    if key is not None and (known := _QUERIES.get(key)) is not None:
-        return known
     last_n = _integer("last_n", last_n)
     if max_tokens is not None:
         max_tokens = _integer("max_tokens", max_tokens)
@@ -484,46 +449,15 @@ def build_query(
         else _identifiers(f.name, filters.get(f.field))
         for f in FILTERS
     }
-    query = ActaQuery(
+    return ActaQuery(
         last_n=max(last_n, 0),
         max_tokens=max_tokens,
         before=before,
         **checked,  # type: ignore[arg-type]
     )
-    if key is not None:
-        if len(_QUERIES) >= _QUERIES_KEPT:
-            _QUERIES.clear()
-        _QUERIES[key] = query
-    return query
 
 
 _FILTER_FIELDS = frozenset(f.field for f in FILTERS)
-_QUERIES: dict[tuple[Any, ...], ActaQuery] = {}
-"""The queries of the arguments a process's windows were called with (an ActaQuery is
-immutable): the checks are a window's costliest Python after its rows (issue 23)."""
-_QUERIES_KEPT = 512
-
-
-def _query_key(
-    last_n: object, max_tokens: object, before: object, filters: dict[str, Any]
-) -> tuple[Any, ...] | None:
-    """What ``build_query``'s answer depends on, for arguments of plain types (ints, a
-    string, lists or tuples of strings); ``None`` for any other (a generator, a set, a
-    bool where an int goes), which are checked every time."""
-    if type(last_n) is not int or (max_tokens is not None and type(max_tokens) is not int):
-        return None
-    if before is not None and type(before) is not str:
-        return None
-    key: list[Any] = [last_n, max_tokens, before]
-    for name in sorted(filters):
-        values = filters[name]
-        if values is None or isinstance(values, str):
-            key.append((name, values))
-        elif type(values) in (list, tuple) and all(isinstance(v, str) for v in values):
-            key.append((name, tuple(values)))
-        else:
-            return None
-    return tuple(key)
 
 
 def _identifiers(name: str, values: Iterable[Any] | str | None) -> frozenset[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -20,6 +20,7 @@ __all__ = [
     "Filter",
     "NamespaceListing",
     "Recorded",
+    "RecordedActa",
     "StateChange",
     "StateScope",
     "StateView",
@@ -101,143 +102,6 @@ class Actum:
         object.__setattr__(self, "actor_kind", _as_member(ActorKind, self.actor_kind))
 
 
-STORED_ACTUM_FIELDS = (
-    "chronicum_id",
-    "kind",
-    "actor_kind",
-    "actor",
-    "content",
-    "id",
-    "at",
-    "call_id",
-    "data",
-    "recorded_by",
-)
-if tuple(f.name for f in dataclasses.fields(Actum)) != STORED_ACTUM_FIELDS:
-    # stored_actum() sets every field by position: a field added to Actum must be
-    # added there too, or acta read back from a store would lack it.
-    raise RuntimeError("chronica.values.stored_actum() does not set every field of Actum")
-
-_new = object.__new__
-# Unpacking fails loudly if a field is added without a setter here.
-(
-    _set_chronicum_id,
-    _set_kind,
-    _set_actor_kind,
-    _set_actor,
-    _set_content,
-    _set_id,
-    _set_at,
-    _set_call_id,
-    _set_data,
-    _set_recorded_by,
-) = (getattr(Actum, name).__set__ for name in STORED_ACTUM_FIELDS)
-
-
-class UnfrozenActum:
-    """Actum's slots without its frozen ``__setattr__``: the same layout, so an actum
-    read back from a store is filled in as one (each field set by the interpreter's own
-    slot store) and then becomes an :class:`Actum` by ``__class__`` assignment, which
-    Python allows between classes with the same ``__slots__``. That costs about a third
-    of calling the ten slot setters (BENCHMARKS.md, issue 23). Only a store's reading
-    code makes one, and none is left unfrozen."""
-
-    __slots__ = Actum.__slots__
-    # (the fields' annotations, for type checkers)
-    chronicum_id: str
-    kind: ActumKind
-    actor_kind: ActorKind
-    actor: str
-    content: str
-    id: str
-    at: dt.datetime | None
-    call_id: str
-    data: JSON
-    recorded_by: str | None
-
-
-def _refreezes() -> bool:
-    """Whether this Python turns an UnfrozenActum into an Actum (the same slots); else
-    the acta are built with the slot setters."""
-    probe = _new(UnfrozenActum)
-    for name in STORED_ACTUM_FIELDS:
-        setattr(probe, name, None)
-    try:
-        probe.__class__ = Actum  # type: ignore[assignment]
-    except TypeError:
-        return False
-    return type(probe) is Actum  # type: ignore[comparison-overlap]
-
-
-REFREEZES = _refreezes()
-
-
-def stored_actum(
-    chronicum_id: str,
-    kind: ActumKind,
-    actor_kind: ActorKind,
-    actor: str,
-    content: str,
-    id: str,
-    at: dt.datetime,
-    call_id: str,
-    data: JSON,
-    recorded_by: str | None = None,
-) -> Actum:
-    """An actum read back from a store, whose values are already the right types
-    (members, not strings, in ``kind`` and ``actor_kind``).
-
-    A store builds a window dozens of acta at a time, and the frozen dataclass's
-    ``__init__`` with ``__post_init__`` costs more than the rest of reading a row:
-    this fills in an :class:`UnfrozenActum` and freezes it (or calls the slot
-    descriptors directly; BENCHMARKS.md has the figures).
-    """
-    if REFREEZES:
-        unfrozen = _new(UnfrozenActum)
-        unfrozen.chronicum_id = chronicum_id
-        unfrozen.kind = kind
-        unfrozen.actor_kind = actor_kind
-        unfrozen.actor = actor
-        unfrozen.content = content
-        unfrozen.id = id
-        unfrozen.at = at
-        unfrozen.call_id = call_id
-        unfrozen.data = data
-        unfrozen.recorded_by = recorded_by
-        unfrozen.__class__ = Actum  # type: ignore[assignment]
-        return unfrozen  # type: ignore[return-value]
-    actum = _new(Actum)
-    _set_chronicum_id(actum, chronicum_id)
-    _set_kind(actum, kind)
-    _set_actor_kind(actum, actor_kind)
-    _set_actor(actum, actor)
-    _set_content(actum, content)
-    _set_id(actum, id)
-    _set_at(actum, at)
-    _set_call_id(actum, call_id)
-    _set_data(actum, data)
-    _set_recorded_by(actum, recorded_by)
-    return actum
-
-
-def restamped(actum: Actum, id: str, at: dt.datetime | None, recorded_by: object = ...) -> Actum:
-    """A copy of a checked actum (members in ``kind`` and ``actor_kind``) with another
-    ``id`` and ``at``: what ``dataclasses.replace`` gives, without ``__init__`` (a write
-    makes two such copies of each actum)."""
-    return stored_actum(
-        actum.chronicum_id,
-        actum.kind,
-        actum.actor_kind,
-        actum.actor,
-        actum.content,
-        id,
-        at,  # type: ignore[arg-type]
-        actum.call_id,
-        actum.data,
-        actum.recorded_by if recorded_by is ... else recorded_by,  # type: ignore[arg-type]
-    )
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class ActaQuery:
     """What a store's ``acta()`` receives.
@@ -248,7 +112,7 @@ class ActaQuery:
     with ``max_tokens``, as many as their token counts allow (the first actum that
     does not fit ends the window); ``before`` (an actum ID) takes the window from
     the acta recorded before that one. A store honours ``max_tokens`` and
-    ``before`` only if it is a :class:`chronica.interfaces.WindowStore`.
+    ``before`` only if it ``supports_window`` (:class:`chronica.interfaces.BaseStore`).
     """
 
     kinds: frozenset[ActumKind] = frozenset()
@@ -261,6 +125,9 @@ class ActaQuery:
     #: A byte budget (UTF-8 bytes of content and data as JSON, newest first); the newest
     #: actum is kept whatever its size. ``CHRONICA["API_MAX_RESPONSE_BYTES"]`` in the API.
     max_bytes: int | None = None
+    #: Hand each actum's ``data`` back as its stored JSON text (``chronica.RawJSON``),
+    #: not decoded: what the API writes into its answers as it is.
+    raw_data: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -296,6 +163,18 @@ API, its schema and the commands list them. An actum passes when, for each filte
 query sets (a non-empty set), its ``attribute`` is one of the values."""
 
 
+class RecordedActa(list["Actum"]):
+    """What ``record_acta`` returns: the acta as stored, in write order (a list), and
+    ``replayed``: whether they are the acta an earlier call with the same idempotency
+    key stored, with nothing written now."""
+
+    replayed: bool = False
+
+    def __init__(self, acta: Iterable[Actum] = (), *, replayed: bool = False) -> None:
+        super().__init__(acta)
+        self.replayed = replayed
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Recorded:
     """What a write stored: the acta (in write order), and whether they are a replay,
@@ -321,14 +200,28 @@ class ActaPage:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ChronicaPage:
-    """A page of an owner's chronica and where the next page starts: ``next_before``
-    is the last chronicum of this page when more follow it, else ``None``."""
+    """A page of an owner's chronica and where the next page starts: ``last`` is the
+    last chronicum of this page when more follow it (the ``before`` of the next page),
+    else ``None``."""
 
     chronica: list[Chronicum]
-    next_before: Chronicum | None = None
+    last: Chronicum | None = None
+
+    @property
+    def next_before(self) -> Chronicum | None:
+        """Deprecated: ``last`` (``ActaPage.next_before`` is an actum ID; this is a
+        chronicum)."""
+        import warnings
+
+        warnings.warn(
+            "ChronicaPage.next_before is deprecated: use ChronicaPage.last",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.last
 
 
-# -- state beside the acta (chronica.interfaces.StateStore) -----------------------
+# -- state beside the acta (BaseStore.supports_state) ------------------------------
 
 
 class StateScope(StrEnum):

@@ -19,31 +19,11 @@ def passes(actum: Actum, query: ActaQuery) -> bool:
 
 
 def matcher(query: ActaQuery) -> Callable[[Actum], bool]:
-    """:func:`passes` for one query, the filters it sets looked up once (a window tests
-    every actum of a chronicum with it)."""
+    """:func:`passes` for one query, the filters it sets looked up once."""
     tests = [
         (attrgetter(f.attribute), values) for f in FILTERS if (values := getattr(query, f.field))
     ]
-    if not tests:
-        return _any
-    if len(tests) == 1:
-        [(get, values)] = tests
-        return lambda actum: get(actum) in values
-    if len(tests) == 2:
-        [(get, values), (get_2, values_2)] = tests
-        return lambda actum: get(actum) in values and get_2(actum) in values_2
-
-    def keep(actum: Actum) -> bool:
-        for get, values in tests:  # noqa: SIM110 (a loop, faster than all() of a generator)
-            if get(actum) not in values:
-                return False
-        return True
-
-    return keep
-
-
-def _any(actum: Actum) -> bool:
-    return True
+    return lambda actum: all(get(actum) in values for get, values in tests)
 
 
 def cut_window(
@@ -63,7 +43,7 @@ def cut_page(
     acta: Sequence[Actum], query: ActaQuery, count: Callable[[Actum], int]
 ) -> tuple[list[Actum], bool]:
     """:func:`cut_window`, and whether an actum older than the window's oldest passes
-    the filters (``False`` for an empty window): ``PagingStore.acta_page_if_owner``."""
+    the filters (``False`` for an empty window): ``BaseStore.window``."""
     window, oldest = _cut(acta, query, count)
     keep = matcher(query)
     more = bool(window) and any(keep(actum) for actum in acta[:oldest])

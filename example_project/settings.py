@@ -26,12 +26,20 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
 elif DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # A database that accepts connections but never answers must not hold every
     # request forever (chronica.W002): give up connecting after 5 s, and cancel any
-    # statement after 30 s (DJANGO_STATEMENT_TIMEOUT, in milliseconds).
+    # statement after 30 s (DJANGO_STATEMENT_TIMEOUT, in milliseconds). And one that goes
+    # silent mid-statement (a network black hole, a host gone), whose statement_timeout
+    # cannot be heard (chronica.W004): TCP keepalives after 5 s of silence, 3 probes 2 s
+    # apart, and 10 s at most for what was sent to be acknowledged.
     statement_timeout = int(os.environ.get("DJANGO_STATEMENT_TIMEOUT", "30000"))
     DATABASES["default"]["OPTIONS"] = {
         **DATABASES["default"].get("OPTIONS", {}),
         "connect_timeout": int(os.environ.get("DJANGO_CONNECT_TIMEOUT", "5")),
         "options": f"-c statement_timeout={statement_timeout}",
+        "keepalives": 1,
+        "keepalives_idle": 5,
+        "keepalives_interval": 2,
+        "keepalives_count": 3,
+        "tcp_user_timeout": 10000,
     }
 
 # A development example served on 127.0.0.1: never deploy this secret.
@@ -56,6 +64,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "chronica",
+    "chronica.integrations.pydantic_ai",  # PydanticAI conversations' tables
     "example_project.dinner",
 ]
 MIDDLEWARE = [
@@ -129,12 +138,18 @@ REST_FRAMEWORK = {
     # never trusted. Behind one nginx that sets it, DJANGO_NUM_PROXIES=1.
     "NUM_PROXIES": int(os.environ.get("DJANGO_NUM_PROXIES", "0")),
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The API's other views (the schema, the docs) answer errors in JSON as chronica's
+    # routes do: a database that fails is a 503 to retry, too many query parameters a 400.
+    "EXCEPTION_HANDLER": "chronica.api.errors.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "chronica example API",
     "DESCRIPTION": "The sessions of the signed-in person and the acta their agents recorded.",
     "VERSION": chronica.__version__,
     "SERVE_INCLUDE_SCHEMA": False,  # the schema's own route is no operation of the API
+    # drf-spectacular's, with its first generation in one thread: concurrent first
+    # requests for the schema no longer race (docs/hardening.md).
+    "DEFAULT_GENERATOR_CLASS": "chronica.api.schema.SchemaGenerator",
     # Swagger UI and Redoc from the installed drf-spectacular-sidecar, not from a CDN:
     # the docs pages work on a machine with no internet.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -3,10 +3,11 @@
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import LoginView
-from django.urls import include, path
+from django.urls import include, path, re_path
 from django.views.generic import TemplateView
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
+from chronica.api.errors import not_found
 from example_project.dinner import views
 from example_project.signin import throttled_sign_in
 
@@ -31,4 +32,6 @@ urlpatterns = [
         throttled_sign_in(LoginView.as_view(template_name="rest_framework/login.html")),
     ),
     path("api-auth/", include("rest_framework.urls")),
+    # Last: any other path under the API is a JSON 404, not Django's HTML page.
+    re_path(r"^api/", not_found),
 ]

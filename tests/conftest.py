@@ -20,6 +20,19 @@ settings.load_profile(
 )
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``make test`` runs the once-per-build checks in the newest pair's legs only
+    (scripts/ci.py): the other legs skip them, saying where they run."""
+    if os.environ.get("CHRONICA_ONCE") != "elsewhere":
+        return
+    elsewhere = pytest.mark.skip(
+        reason="once per build: make test runs it in the newest pair's legs (scripts/ci.py)"
+    )
+    for item in items:
+        if item.get_closest_marker("once") is not None:
+            item.add_marker(elsewhere)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if os.environ.get("CHRONICA_TEST_DB") != "postgres":
         return

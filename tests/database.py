@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 from django.db import connection
@@ -33,3 +37,31 @@ def backend_pids(application_name: str) -> list[int]:
             [application_name],
         ).fetchall()
     return [row[0] for row in rows]
+
+
+@contextlib.contextmanager
+def silent_server() -> Iterator[int]:
+    """A port that accepts connections and never says a word (a database that hangs
+    before its greeting)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                accepted.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        for sock in accepted:
+            sock.close()
+        listener.close()

@@ -22,8 +22,15 @@ if TEST_DB == "postgres":
     DATABASES = {
         "default": {
             **dj_database_url.parse(PG_URL),
-            # A timeout, as chronica.W002 asks: a test never hangs on a dead server.
-            "OPTIONS": {"connect_timeout": 10},
+            # A timeout, as chronica.W002 asks, and keepalives, as chronica.W004 asks: a
+            # test never hangs on a dead server.
+            "OPTIONS": {
+                "connect_timeout": 10,
+                "keepalives_idle": 5,
+                "keepalives_interval": 2,
+                "keepalives_count": 3,
+                "tcp_user_timeout": 10000,
+            },
             "TEST": {"NAME": os.environ.get("CHRONICA_TEST_PG_DBNAME", "test_chronica")},
         }
     }
@@ -33,7 +40,7 @@ if TEST_DB == "postgres":
     if LISTEN_URL:
         DATABASES["listen"] = {
             **dj_database_url.parse(LISTEN_URL),
-            "OPTIONS": {"connect_timeout": 10},
+            "OPTIONS": DATABASES["default"]["OPTIONS"],
             "TEST": {"MIRROR": "default"},
         }
         CHRONICA = {"LISTEN_DATABASE": "listen"}
@@ -69,6 +76,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",  # example_project's agents sign in with a person's token
     "drf_spectacular",
     "chronica",
+    "chronica.integrations.pydantic_ai",
 ]
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -96,4 +104,5 @@ TEMPLATES = [
 STATIC_URL = "/static/"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REST_FRAMEWORK = {"DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema"}
+SPECTACULAR_SETTINGS = {"DEFAULT_GENERATOR_CLASS": "chronica.api.schema.SchemaGenerator"}
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -26,6 +26,7 @@ from django import forms
 from django.contrib import admin
 from django.contrib.admin.options import csrf_protect_m
 from django.contrib.admin.utils import quote, unquote
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery, TextField
 from django.db.models.functions import Cast, Coalesce, Substr
@@ -43,6 +44,7 @@ from django.utils.safestring import SafeString
 
 from .. import models, services
 from ..errors import ChronicumNotFound
+from ..owners import owner_label as user_label
 from ..services.credentials import parse_duration
 from .display import (
     RAW_CHUNK_CHARS,
@@ -364,8 +366,27 @@ def _chunks(seq: int, field: str) -> Iterator[str]:
 # -- agent credentials (issue 21) ------------------------------------------------------
 
 
+class OwnerChoiceField(forms.ModelChoiceField):  # type: ignore[type-arg]
+    """The project's users, each shown as ``ardian (1)``: the user name and the owner ID
+    ``CHRONICA["OWNER_ID"]`` makes of it, so that nobody types a user name where an
+    owner ID belongs (a credential for an owner nobody is)."""
+
+    def label_from_instance(self, obj: Any) -> str:
+        return user_label(obj)
+
+
+def _users() -> QuerySet[Any]:
+    user_model = get_user_model()
+    return user_model._default_manager.filter(is_active=True).order_by(user_model.USERNAME_FIELD)
+
+
 class AgentCredentialForm(forms.ModelForm):  # type: ignore[type-arg]
     """The form that issues a credential; every rule is ``services.issue_credential``'s."""
+
+    owner = OwnerChoiceField(
+        queryset=None,
+        help_text="The person whose sessions the agent writes into (user name and owner ID).",
+    )
 
     actor_kinds = forms.MultipleChoiceField(
         choices=[("agent", "agent"), ("system", "system")],
@@ -384,7 +405,11 @@ class AgentCredentialForm(forms.ModelForm):  # type: ignore[type-arg]
 
     class Meta:
         model = models.AgentCredential
-        fields = ["owner_id", "actor", "may_list", "may_delete", "may_pop"]
+        fields = ["actor", "may_list", "may_delete", "may_pop"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["owner"].queryset = _users()  # type: ignore[attr-defined]
 
     def clean_chronica(self) -> list[str] | None:
         lines = [line.strip() for line in self.cleaned_data["chronica"].splitlines()]
@@ -442,7 +467,7 @@ class AgentCredentialAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None:
             return [
-                "owner_id",
+                "owner",
                 "actor",
                 "actor_kinds",
                 "chronica",
@@ -474,7 +499,7 @@ class AgentCredentialAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
         data = form.cleaned_data
         try:
             issued = services.issue_credential(
-                data["owner_id"],
+                services.owner_id_for(data["owner"]),
                 data["actor"],
                 actor_kinds=data["actor_kinds"],
                 chronica=data["chronica"],

@@ -9,24 +9,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
+from urllib.parse import unquote_to_bytes, urlsplit
 
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
+from rest_framework.serializers import BaseSerializer
 from rest_framework.settings import api_settings
 
 from .. import services
-from ..conf import chronica_settings
 from ..validation import CONTROL, Parameter
 from ..values import Actum
 from .errors import BadRequest, LengthRequired
+from .serializers import ActumWriteSerializer, NewChronicumSerializer, error_message, json_type
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
     "IDEMPOTENCY_KEY",
     "acta_from_body",
-    "actum_from_body",
     "arguments",
     "check_length",
+    "check_path",
     "check_query",
     "flag",
     "idempotency_key",
@@ -36,10 +39,10 @@ __all__ = [
     "names",
     "new_chronicum_id",
     "owner_id",
+    "read_body",
 ]
 
 IDEMPOTENCY_KEY = "Idempotency-Key"
-_REQUIRED_FIELDS = ("kind", "actor_kind", "actor")
 #: The page size of the chronica listing when ``?limit=`` is not given.
 DEFAULT_LIST_LIMIT = 100
 _INTEGER = re.compile(r"[+-]?[0-9]{1,19}")
@@ -67,6 +70,31 @@ def check_query(request: Request, known: frozenset[str]) -> None:
         raise BadRequest(
             f"unknown query parameter(s): {', '.join(unknown)} (this call takes: {takes})"
         )
+
+
+def check_path(request: Request) -> None:
+    """Refuse a path whose percent-encoded bytes are not UTF-8 (``%FF``): the server
+    hands Django such a path with each bad byte as U+FFFD (uvicorn) or as the three
+    characters ``%FF`` (Django under WSGI), either way a chronicum ID the client never
+    wrote. Told from the path as it was sent: ASGI's ``raw_path``, or the request line
+    a WSGI server keeps (gunicorn's ``RAW_URI``, uWSGI's ``REQUEST_URI``); a server
+    that keeps neither hands over only the decoded path, which is taken as it is."""
+    http = request._request
+    scope = getattr(http, "scope", None)
+    raw = scope.get("raw_path") if scope is not None else None
+    if scope is None:
+        uri = http.META.get("RAW_URI") or http.META.get("REQUEST_URI")
+        # WSGI's strings carry the bytes as sent, one character each.
+        raw = None if uri is None else str(uri).encode("latin-1", "replace")
+    if raw is None:
+        return
+    path = urlsplit(bytes(raw)).path
+    try:
+        unquote_to_bytes(path).decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest(
+            "the path is not UTF-8: a chronicum ID in a URL is percent-encoded UTF-8"
+        ) from None
 
 
 def check_length(request: Request) -> None:
@@ -170,83 +198,30 @@ def arguments(request: Request, parameters: Iterable[Parameter]) -> dict[str, An
 
 
 def new_chronicum_id(data: Any) -> str | None:
-    """The ID a body ``{}`` or ``{"id": "<id>"}`` asks for; ``None`` for a new one.
-
-    Any other key is refused rather than ignored: a misspelt ``"ID"`` would
-    otherwise mint an ID the caller did not want. An ID with a ``/`` could not be
-    named in this API's URLs, so it is refused too.
-    """
-    if not isinstance(data, dict):
-        raise BadRequest(
-            f'the body must be a JSON object, {{}} or {{"id": ...}}, not {_json_type(data)}'
-        )
-    unknown = sorted(set(data) - {"id"})
-    if unknown:
-        raise BadRequest(f"unknown field(s): {', '.join(unknown)} (the body takes: id)")
-    chronicum_id = data.get("id")
-    if chronicum_id is None:
-        return None
-    if not isinstance(chronicum_id, str):
-        raise BadRequest(f"id must be a string, not {_json_type(chronicum_id)}")
-    if "/" in chronicum_id:
-        raise BadRequest("id must not contain '/': it could not be named in a URL")
-    return chronicum_id
+    """The ID a body ``{}`` or ``{"id": "<id>"}`` asks for; ``None`` for a new one
+    (``NewChronicumSerializer``)."""
+    return cast(str | None, read_body(NewChronicumSerializer(data=data))["id"])
 
 
 def acta_from_body(chronicum_id: str, data: Any, *, agent: bool = False) -> list[Actum]:
-    """The acta a JSON body describes: one object is one actum, an array is a batch
-    (at most ``CHRONICA["API_MAX_ACTA"]``, the most one answer holds). An ``agent``
-    (a credential) may leave out ``actor`` and ``actor_kind``: the services fill
-    them in from its credential."""
-    if not isinstance(data, list):
-        if not isinstance(data, dict):
-            raise BadRequest(
-                "the body must be a JSON object (an actum) or an array of them (a batch),"
-                f" not {_json_type(data)}"
-            )
-        return [actum_from_body(chronicum_id, data, agent=agent)]
-    most = chronica_settings.API_MAX_ACTA
-    if len(data) > most:
+    """The acta a JSON body describes (``ActumWriteSerializer``): one object is one
+    actum, an array is a batch. An ``agent`` (a credential) may leave out ``actor`` and
+    ``actor_kind``."""
+    if not isinstance(data, list | dict):
         raise BadRequest(
-            f"a batch holds at most {most} acta (CHRONICA['API_MAX_ACTA']), not {len(data)}"
+            "the body must be a JSON object (an actum) or an array of them (a batch),"
+            f" not {json_type(data)}"
         )
-    acta = []
-    for position, item in enumerate(data):
-        try:
-            acta.append(actum_from_body(chronicum_id, item, agent=agent))
-        except BadRequest as exc:
-            raise BadRequest(f"actum {position}: {exc.detail}") from None
-    return acta
+    many = isinstance(data, list)
+    context = {"chronicum_id": chronicum_id, "agent": agent}
+    validated = read_body(ActumWriteSerializer(data=data, many=many, context=context))
+    return list(validated) if many else [cast(Actum, validated)]
 
 
-def actum_from_body(chronicum_id: str, data: Any, *, agent: bool = False) -> Actum:
-    """The actum a JSON object describes. Other keys are ignored, as the ID and the
-    time are chronica's to give; ``data`` absent is ``null``."""
-    if not isinstance(data, dict):
-        raise BadRequest(f"an actum must be a JSON object, not {_json_type(data)}")
-    required = ("kind",) if agent else _REQUIRED_FIELDS
-    missing = [name for name in required if name not in data]
-    if missing:
-        raise BadRequest(f"missing field(s): {', '.join(missing)}")
-    return Actum(
-        chronicum_id=chronicum_id,
-        kind=data["kind"],
-        actor_kind=data.get("actor_kind", ""),
-        actor=data.get("actor", ""),
-        content=data.get("content", ""),
-        call_id=data.get("call_id", ""),
-        data=data.get("data"),
-    )
-
-
-def _json_type(value: Any) -> str:
-    """What a parsed JSON value was on the wire."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
+def read_body(serializer: BaseSerializer[Any]) -> Any:
+    """What ``serializer`` read from its data; a 400 saying what it refused."""
+    try:
+        serializer.is_valid(raise_exception=True)
+    except ValidationError as exc:
+        raise BadRequest(error_message(exc.detail)) from None
+    return serializer.validated_data

@@ -3,15 +3,17 @@
 A window's ``data`` can be megabytes of JSON made of millions of tiny containers
 (``[[],[],...]``): decoded, each becomes a Python object, hundreds of bytes of
 memory for every few bytes of text, and seconds of CPU to build and encode again
-(BENCHMARKS.md, "Issue 20"). The API reads ``data`` as its JSON text instead
+(BENCHMARKS.md). The API reads ``data`` as its JSON text instead
 (``chronica.validation.raw_data``, a :class:`~chronica.validation.RawJSON`) and
 writes that text into the answer as it is: :func:`dumps` is DRF's
 ``JSONRenderer`` (compact, UTF-8, U+2028 and U+2029 escaped) for any value with
 ``RawJSON`` in it, and :class:`RawJSONRenderer` renders with it.
 
-Only where the answer is exactly DRF's ``JSONRenderer`` without an indent
-(:func:`takes_raw`): a project's own JSON renderer, an indented answer and the
-browsable API get decoded values, as before.
+Where the answer is DRF's own ``JSONRenderer`` or DRF's browsable API showing it
+(:func:`takes_raw`); a project's own JSON renderer gets decoded values, as before.
+An ``indent`` indents chronica's fields and leaves ``data`` as stored, compact: it
+adds a few bytes a field, never a few bytes for each of the millions of values a
+``data`` can hold (indented, ``[[[...]]]`` grows with the square of its depth).
 """
 
 from __future__ import annotations
@@ -26,12 +28,22 @@ from rest_framework.utils import encoders
 
 from ..validation import RawJSON
 
-__all__ = ["RawBrowsableAPIRenderer", "RawJSONRenderer", "dumps", "raw_renderer", "takes_raw"]
+__all__ = [
+    "ChronicaBrowsableAPIRenderer",
+    "JSONArray",
+    "RawBrowsableAPIRenderer",
+    "RawJSONRenderer",
+    "answer_indent",
+    "dumps",
+    "raw_renderer",
+    "takes_raw",
+]
 
 
 def _dump(value: Any, indent: int | None = None) -> str:
     # DRF's JSONRenderer with its default settings (COMPACT_JSON, UNICODE_JSON,
-    # STRICT_JSON), which takes_raw requires; indented as the browsable API asks.
+    # STRICT_JSON), which takes_raw requires; indented as the browsable API or an
+    # Accept header's indent asks, with DRF's separators.
     return json.dumps(
         value,
         cls=encoders.JSONEncoder,
@@ -55,10 +67,11 @@ def _text(value: Any, indent: int | None, level: int) -> str:
     if isinstance(value, Mapping):
         colon = ":" if indent is None else ": "
         items = [f"{_dump(k)}{colon}{_text(v, indent, level + 1)}" for k, v in value.items()]
-        brackets = "{}"
-    else:
-        items = [_text(item, indent, level + 1) for item in value]
-        brackets = "[]"
+        return _joined(items, "{}", indent, level)
+    return _joined([_text(item, indent, level + 1) for item in value], "[]", indent, level)
+
+
+def _joined(items: list[str], brackets: str, indent: int | None, level: int) -> str:
     if indent is None:
         return brackets[0] + ",".join(items) + brackets[1]
     if not items:
@@ -69,14 +82,38 @@ def _text(value: Any, indent: int | None, level: int) -> str:
     )
 
 
+def _escaped(text: str) -> str:
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
 def dumps(value: Any, indent: int | None = None) -> str:
     """``value`` as DRF's JSONRenderer writes it, each ``RawJSON`` in it spliced in as
     it is (the text of a JSON value, compact even where ``indent`` indents the rest)."""
-    return _text(value, indent, 0).replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return _escaped(_text(value, indent, 0))
+
+
+class JSONArray:
+    """A JSON array written one item at a time, as DRF's JSONRenderer writes a list of
+    them: each item's text, and the bytes the array of some of them takes, its brackets,
+    commas and indentation included, without writing it twice."""
+
+    def __init__(self, items: list[Any], indent: int | None) -> None:
+        self.indent = indent
+        # Each item as it stands in the array, one level in.
+        self.texts = [_escaped(_text(item, indent, 1)) for item in items]
+        self.sizes = [len(t) if t.isascii() else len(t.encode()) for t in self.texts]
+        # What the array adds: its brackets, and before every item but the first.
+        self.brackets = 2 if indent is None else 4 + indent
+        self.separator = 1 if indent is None else 2 + indent
+
+    def text(self, start: int = 0) -> RawJSON:
+        """The array of the items from ``start`` on."""
+        return RawJSON(_joined(self.texts[start:], "[]", self.indent, 0))
 
 
 class RawJSONRenderer(JSONRenderer):
-    """DRF's ``JSONRenderer``, writing each ``RawJSON`` of the answer verbatim."""
+    """DRF's ``JSONRenderer``, writing each ``RawJSON`` of the answer verbatim; an
+    ``indent`` asked for (``Accept: application/json; indent=4``) indents the rest."""
 
     def render(
         self,
@@ -86,12 +123,30 @@ class RawJSONRenderer(JSONRenderer):
     ) -> bytes:
         if data is None:
             return b""
-        return dumps(data).encode()
+        indent = self.get_indent(accepted_media_type or "", renderer_context or {})
+        return dumps(data, indent).encode()
 
 
-class RawBrowsableAPIRenderer(BrowsableAPIRenderer):
+class ChronicaBrowsableAPIRenderer(BrowsableAPIRenderer):
+    """DRF's ``BrowsableAPIRenderer``, with one breadcrumb a route: chronica's routes
+    answer with and without their trailing slash (``optional_slash``), and DRF lists
+    both spellings of each as two crumbs of the same name."""
+
+    def get_breadcrumbs(self, request: Request) -> list[tuple[str, str]]:
+        kept: list[tuple[str, str]] = []
+        for name, url in super().get_breadcrumbs(request):
+            if kept and kept[-1][0] == name:
+                kept[-1] = (name, url)  # the spelling with the slash, which comes second
+            else:
+                kept.append((name, url))
+        return kept
+
+
+class RawBrowsableAPIRenderer(ChronicaBrowsableAPIRenderer):
     """DRF's ``BrowsableAPIRenderer``, showing each ``RawJSON`` of the answer verbatim
     (compact, in the indented rest)."""
+
+    indent = 4  # DRF's browsable API indents its JSON so
 
     def get_content(
         self,
@@ -102,21 +157,22 @@ class RawBrowsableAPIRenderer(BrowsableAPIRenderer):
     ) -> str:
         if type(renderer) is not JSONRenderer:
             return str(super().get_content(renderer, data, accepted_media_type, renderer_context))
-        return dumps(data, indent=4)
+        return dumps(data, indent=self.indent)
+
+
+# DRF's browsable API, as the project names it or as chronica's views serve it.
+_BROWSABLE = (BrowsableAPIRenderer, ChronicaBrowsableAPIRenderer)
 
 
 def takes_raw(request: Request) -> bool:
     """Whether the answer to ``request`` is rendered by DRF's own ``JSONRenderer``, with
-    the settings :func:`dumps` follows and no indent, or by DRF's own browsable API
+    the settings :func:`dumps` follows (indented or not), or by DRF's own browsable API
     showing that renderer's answer: then it may carry ``RawJSON``, and
     :func:`raw_renderer` renders it."""
     renderer = getattr(request, "accepted_renderer", None)
-    media_type = getattr(request, "accepted_media_type", "") or ""
-    if type(renderer) is BrowsableAPIRenderer:
+    if isinstance(renderer, BrowsableAPIRenderer) and type(renderer) in _BROWSABLE:
         view = request.parser_context.get("view") if request.parser_context else None
         renderer = None if view is None else renderer.get_default_renderer(view)
-    elif "indent" in media_type:
-        return False
     return (
         type(renderer) is JSONRenderer
         and renderer.compact
@@ -126,9 +182,21 @@ def takes_raw(request: Request) -> bool:
     )
 
 
+def answer_indent(request: Request) -> int | None:
+    """The indent of the JSON the answer to ``request`` holds, where :func:`takes_raw`:
+    the ``indent`` of its ``Accept`` header (DRF's rule: 0 to 8), and the browsable
+    API's 4."""
+    renderer = request.accepted_renderer
+    if type(renderer) in _BROWSABLE:
+        return RawBrowsableAPIRenderer.indent
+    media_type = getattr(request, "accepted_media_type", "") or ""
+    indent: int | None = JSONRenderer().get_indent(media_type, {})
+    return indent
+
+
 def raw_renderer(request: Request) -> BaseRenderer:
     """The renderer of ``request``'s answer once it carries ``RawJSON`` (see
     :func:`takes_raw`)."""
-    if type(request.accepted_renderer) is BrowsableAPIRenderer:
+    if type(request.accepted_renderer) in _BROWSABLE:
         return RawBrowsableAPIRenderer()
     return RawJSONRenderer()

@@ -6,7 +6,9 @@ like the window (the filters of ``chronica.validation.FOLLOW_PARAMETERS``): ``id
 the actum's ID, ``data:`` its JSON. A comment every 15 seconds keeps proxies from
 closing a quiet stream. Every check (signed in, the owner, the filters, the resume
 point) is answered before a byte of the stream, by starting the follower in the
-view, with the same answers as the other routes.
+view, with the same answers as the other routes. A stream an agent's credential
+opened ends once the credential is revoked or has expired: it is asked again every
+heartbeat, whatever the stream sends.
 
 Under ASGI (uvicorn, daphne) the stream is a coroutine on the server's event
 loop, woken by ``services.afollow``, and ends when the client goes away. It holds no
@@ -22,12 +24,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 from collections.abc import AsyncGenerator, Iterable, Iterator
 from typing import Any
 
-from asgiref.sync import async_to_sync
+from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
-from django.db import connections
+from django.db import DatabaseError, connections
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -37,13 +40,13 @@ from rest_framework.parsers import BaseParser
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 
+from .. import services
 from ..conf import chronica_settings
 from ..errors import ChronicumNotFound
-from ..services import Follower
-from ..validation import FOLLOW_PARAMETERS, raw_data
+from ..services import AgentIdentity, Follower
+from ..validation import FOLLOW_PARAMETERS
 from ..values import Actum
 from .agents import chronicarius_for
-from .errors import chronica_errors
 from .inputs import arguments, names, owner_id
 from .renderers import dumps
 from .schema import _COMMON, _INVALID, CHRONICUM_ID, RETRY_AFTER, query_parameters
@@ -52,6 +55,8 @@ from .serializers import ActumSerializer
 __all__ = ["ActaStreamMixin", "event"]
 
 LAST_EVENT_ID = "Last-Event-ID"
+
+logger = logging.getLogger("chronica.api")
 
 
 class _ErrorsAsJSON(BaseContentNegotiation):
@@ -139,25 +144,26 @@ class ActaStreamMixin:
         owner, follow = owner_id(request), arguments(request, FOLLOW_PARAMETERS)
         follow["after"] = request.headers.get(LAST_EVENT_ID) or follow.get("after") or None
         asgi = isinstance(getattr(request, "_request", request), ASGIRequest)
-        with chronica_errors():
-            # Every check answered now, while an error can still be a 404 or a 400.
-            follower = chronicarius_for(request, owner).afollow(
-                owner, chronicum_id, **follow, max_bytes=chronica_settings.API_MAX_RESPONSE_BYTES
-            )
-            if asgi:
-                # On the server's event loop, through its bounded asyncio pool: a
-                # thousand streams opening at once must not open a thousand
-                # connections from the request threads.
-                async_to_sync(_start)(follower)
-            else:
-                follower.start()
+        # Every check answered now, while an error can still be a 404 or a 400.
+        # Each actum's data as stored, never decoded: event() writes it in verbatim.
+        follower = chronicarius_for(request, owner).afollow(
+            owner,
+            chronicum_id,
+            **follow,
+            max_bytes=chronica_settings.API_MAX_RESPONSE_BYTES,
+            raw_data=True,
+        )
+        follower.start()
         # The stream outlives these checks by minutes or hours: the connection they
         # used goes back now rather than sit idle for the stream's life (the follower
         # reads through its own).
         for used in connections.all(initialized_only=True):
             if not used.in_atomic_block:
                 used.close()
-        events = _events(follower, heartbeat=self.stream_heartbeat)
+        # An agent's credential is asked again as the stream goes on: revoked or expired,
+        # it ends the stream as it would refuse a new request.
+        credential = request.auth.key_id if isinstance(request.auth, AgentIdentity) else None
+        events = _events(follower, heartbeat=self.stream_heartbeat, credential=credential)
         response = StreamingHttpResponse(
             events if asgi else _blocking(events), content_type="text/event-stream"
         )
@@ -166,24 +172,34 @@ class ActaStreamMixin:
         return response
 
 
-async def _start(follower: Follower) -> None:
-    await follower
-
-
-async def _events(follower: Follower, *, heartbeat: float) -> AsyncGenerator[bytes, None]:
+async def _events(
+    follower: Follower, *, heartbeat: float, credential: str | None = None
+) -> AsyncGenerator[bytes, None]:
     # The next actum is awaited in a task of its own, so that a heartbeat can go out
-    # while it waits without cancelling the follower.
+    # (and the credential be asked again) while it waits without cancelling the follower.
     pending: asyncio.Future[Actum] | None = None
     try:
         context = _without_request_thread()
+        # The credential is asked in a context of its own: asgiref refuses a sync call
+        # from a context whose own sync call (the follower's read) is under way.
+        asking = context.copy()
         yield b": chronica stream\n\n"
+        loop = asyncio.get_running_loop()
+        sent = asked = loop.time()
         while True:
+            if credential is not None and loop.time() >= asked + heartbeat:
+                if not await loop.create_task(_credential_holds(credential), context=asking):
+                    yield b": credential revoked or expired\n\n"
+                    return
+                asked = loop.time()
             if pending is None:
-                loop = asyncio.get_running_loop()
                 pending = loop.create_task(anext(follower), context=context)
-            done, _ = await asyncio.wait({pending}, timeout=heartbeat)
+            wake = sent + heartbeat if credential is None else min(sent, asked) + heartbeat
+            done, _ = await asyncio.wait({pending}, timeout=max(wake - loop.time(), 0))
             if not done:
-                yield b": heartbeat\n\n"
+                if loop.time() >= sent + heartbeat:
+                    yield b": heartbeat\n\n"
+                    sent = loop.time()
                 continue
             try:
                 actum = pending.result()
@@ -191,12 +207,32 @@ async def _events(follower: Follower, *, heartbeat: float) -> AsyncGenerator[byt
                 return  # deleted since the checks
             pending = None
             yield event(actum)
+            sent = loop.time()
     finally:
         if pending is not None and not pending.done():
             pending.cancel()
             with contextlib.suppress(BaseException):
                 await pending
         await follower.aclose()
+
+
+async def _credential_holds(key_id: str) -> bool:
+    """Whether the stream's credential is still valid; a database that cannot say now
+    is asked again at the next heartbeat (the follower's reads wait for it too)."""
+    return await sync_to_async(_asked)(key_id)
+
+
+def _asked(key_id: str) -> bool:
+    try:
+        return services.credential_active(key_id)
+    except DatabaseError:
+        logger.warning("chronica API: a stream's credential could not be checked", exc_info=True)
+        return True
+    finally:
+        # As at the end of a request: the connection goes unless CONN_MAX_AGE keeps it.
+        for used in connections.all(initialized_only=True):
+            if not used.in_atomic_block:
+                used.close_if_unusable_or_obsolete()
 
 
 def _without_request_thread() -> contextvars.Context:
@@ -215,8 +251,6 @@ def _without_request_thread() -> contextvars.Context:
             executor.shutdown(wait=False)
     context = contextvars.copy_context()
     context.run(SyncToAsync.thread_sensitive_context.set, None)  # type: ignore[arg-type]
-    # Each actum's data as stored, never decoded: event() writes it in verbatim.
-    context.run(raw_data.set, True)
     return context
 
 

@@ -4,12 +4,15 @@ Each route answers with and without its trailing slash. Their names, in the
 ``chronica`` namespace: ``chronicum-list`` (no argument), ``chronicum-detail``
 and ``chronicum-acta`` (the chronicum's ID as argument). The names of the
 previous release, ``chronicum`` and ``acta``, still reverse to the same routes.
+Any other path under ``chronica/`` is a JSON 404.
 """
 
 from __future__ import annotations
 
+from django.urls import re_path
 from rest_framework.routers import SimpleRouter
 
+from .errors import not_found
 from .routers import also_named, optional_slash
 from .views import ChronicumViewSet
 
@@ -21,4 +24,6 @@ router.register("chronica", ChronicumViewSet, basename="chronicum")
 urlpatterns = [
     *optional_slash(router.urls),
     *also_named(router.urls, {"chronicum-detail": "chronicum", "chronicum-acta": "acta"}),
+    # Last: an ID holding a "/" (sent as %2F) or a path no route names.
+    re_path(r"^chronica(/|$)", not_found),
 ]

@@ -16,44 +16,35 @@ or include ``chronica.api.urls``, which does exactly that under ``api/``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
-from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.db import connections
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.decorators import action
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import AllowAny, BasePermission, IsAuthenticated
-from rest_framework.renderers import BaseRenderer
+from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
+from rest_framework.utils import formatting
 from rest_framework.viewsets import ViewSet
 
 from .. import services
 from ..conf import chronica_settings
-from ..validation import WINDOW_PARAMETERS, RawJSON, raw_data
+from ..validation import WINDOW_PARAMETERS
 from . import schema
-from .agents import (
-    AgentCredentialAuthentication,
-    AgentCredentialThrottle,
-    chronicarius_for,
-    sent_agent_credential,
-)
-from .errors import (
-    BadRequest,
-    PayloadTooLarge,
-    chronica_errors,
-    database_failure,
-    unreachable_database,
-)
+from .agents import AgentCredentialThrottle, chronicarius_for
+from .authentication import AgentCredentialAuthentication, sent_agent_credential
+from .errors import BadRequest, api_exception
 from .inputs import (
     IDEMPOTENCY_KEY,
     acta_from_body,
     arguments,
     check_length,
+    check_path,
     check_query,
     idempotency_key,
     listing_limit,
@@ -63,9 +54,19 @@ from .inputs import (
 )
 from .paging import cursor_for, link_to, position_of
 from .parsers import StrictJSONParser
-from .renderers import RawJSONRenderer, dumps, raw_renderer, takes_raw
+from .pop import PopMixin
+from .renderers import (
+    ChronicaBrowsableAPIRenderer,
+    JSONArray,
+    RawBrowsableAPIRenderer,
+    RawJSONRenderer,
+    answer_indent,
+    raw_renderer,
+    takes_raw,
+)
 from .serializers import ActumSerializer, ChronicumSerializer
-from .stream import ActaStreamMixin
+from .state import StateMixin
+from .stream import STREAM, ActaStreamMixin
 
 __all__ = ["BaseViewSet", "ChronicumViewSet"]
 
@@ -103,21 +104,54 @@ class BaseViewSet(ViewSet):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
+        check_path(request)
         check_query(request, self.query_parameters.get(self.action or "", frozenset()))
         check_length(request)
 
     def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, RequestDataTooBig):
-            # Django would answer an HTML 400 page; this names the setting to raise.
-            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-            exc = PayloadTooLarge(
-                f"the request body is larger than DATA_UPLOAD_MAX_MEMORY_SIZE ({limit} bytes)"
-            )
+        # chronica's errors and the database's, mapped here once for every action.
         request = self.request
         keyed = request is not None and IDEMPOTENCY_KEY in request.headers
         method = "" if request is None else request.method or ""
-        exc = unreachable_database(exc) or database_failure(exc, method, keyed) or exc
-        return super().handle_exception(exc)
+        return super().handle_exception(api_exception(exc, method, keyed))
+
+    def finalize_response(
+        self, request: Request, response: Response, *args: Any, **kwargs: Any
+    ) -> Response:
+        response = super().finalize_response(request, response, *args, **kwargs)
+        # The answer may take a while to go out (a slow client, a stream): the request's
+        # database connections go back now, as Django gives them back at its end
+        # (CONN_MAX_AGE permitting), not after the last byte. A queue of requests
+        # (chronica.api.asgi.RequestQueue) then bounds the connections a worker holds.
+        for connection in connections.all(initialized_only=True):
+            if not connection.in_atomic_block:
+                connection.close_if_unusable_or_obsolete()
+        return response
+
+    def get_renderers(self) -> list[BaseRenderer]:
+        # DRF's browsable API as the project names it, with one breadcrumb a route.
+        return [
+            ChronicaBrowsableAPIRenderer() if type(r) is BrowsableAPIRenderer else r
+            for r in super().get_renderers()
+        ]
+
+    #: What the browsable API and OPTIONS say of each action: its OpenAPI description
+    #: (Markdown), not its docstring (Python's reStructuredText).
+    descriptions: dict[str, dict[str, Any]] = {}
+
+    def get_view_description(self, html: bool = False) -> str:
+        action: str | None = self.action
+        if action in (None, "metadata"):  # OPTIONS: the route's, as its GET describes it
+            action = (getattr(self, "action_map", None) or {}).get("get")
+        described = self.descriptions.get(action or "")
+        if described is None:
+            return str(super().get_view_description(html))
+        text = str(described["description"])
+        if not html:
+            return text
+        if getattr(formatting, "apply_markdown", None) is None:
+            text = text.replace("`", "")  # no Markdown to render it: plain text
+        return str(formatting.markup_description(text))
 
     def get_authenticators(self) -> list[BaseAuthentication]:
         classes = cast(
@@ -155,7 +189,7 @@ class BaseViewSet(ViewSet):
         return [IsAuthenticated(), *(p() for p in policy if p is not AllowAny)]
 
 
-class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
+class ChronicumViewSet(ActaStreamMixin, PopMixin, StateMixin, BaseViewSet):
     """The caller's chronica, and the acta of each."""
 
     lookup_field = "chronicum_id"
@@ -163,6 +197,18 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
     lookup_value_regex = "[^/]+"
     lookup_value_converter = "str"
     query_parameters = {"list": frozenset({"limit", "cursor"}), "acta": names(WINDOW_PARAMETERS)}
+    descriptions = {
+        "list": schema.LIST_CHRONICA,
+        "create": schema.CREATE_CHRONICUM,
+        "retrieve": schema.GET_CHRONICUM,
+        "destroy": schema.DELETE_CHRONICUM,
+        "acta": schema.GET_ACTA,
+        "record": schema.POST_ACTA,
+        "stream": STREAM,
+        "pop": schema.POP_ACTUM,
+        "state": schema.GET_STATE,
+        "change_state": schema.CHANGE_STATE,
+    }
 
     @extend_schema(**schema.LIST_CHRONICA)
     def list(self, request: Request) -> Response:
@@ -170,11 +216,8 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
         owner, limit = owner_id(request), listing_limit(request)
         cursor = request.query_params.get("cursor")
         after = None if cursor is None else position_of(cursor, owner)
-        with chronica_errors():
-            page = chronicarius_for(request, owner).list_chronica_page(
-                owner, limit=limit, before=after
-            )
-        last = page.next_before
+        page = chronicarius_for(request, owner).list_chronica_page(owner, limit=limit, before=after)
+        last = page.last
         return Response(
             {
                 "results": ChronicumSerializer(page.chronica, many=True).data,
@@ -186,8 +229,7 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
     def create(self, request: Request) -> Response:
         """A new, empty chronicum: with the ID the body names, or a new unguessable one."""
         chronicum_id, owner = new_chronicum_id(request.data), owner_id(request)
-        with chronica_errors():
-            chronicum = chronicarius_for(request, owner).create_chronicum(owner, chronicum_id)
+        chronicum = chronicarius_for(request, owner).create_chronicum(owner, chronicum_id)
         location = self.reverse_action("detail", args=[chronicum.id])
         return Response(
             ChronicumSerializer(chronicum).data,
@@ -199,16 +241,14 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
     def retrieve(self, request: Request, chronicum_id: str) -> Response:
         """The chronicum, if it is the caller's."""
         owner = owner_id(request)
-        with chronica_errors():
-            chronicum = chronicarius_for(request, owner).get_chronicum(owner, chronicum_id)
+        chronicum = chronicarius_for(request, owner).get_chronicum(owner, chronicum_id)
         return Response(ChronicumSerializer(chronicum).data)
 
     @extend_schema(**schema.DELETE_CHRONICUM)
     def destroy(self, request: Request, chronicum_id: str) -> Response:
         """Delete the chronicum and all its acta, if it is the caller's."""
         owner = owner_id(request)
-        with chronica_errors():
-            chronicarius_for(request, owner).delete_chronicum(owner, chronicum_id)
+        chronicarius_for(request, owner).delete_chronicum(owner, chronicum_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(**schema.GET_ACTA)
@@ -224,24 +264,22 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
         budget = chronica_settings.API_MAX_RESPONSE_BYTES
         # DRF's own JSON answer takes each actum's data as stored, never decoded.
         raw = takes_raw(request)
-        reset = raw_data.set(raw)
-        try:
-            with chronica_errors():
-                page = chronicarius_for(request, owner).get_acta_page(
-                    owner, chronicum_id, **window, max_bytes=budget
-                )
-        finally:
-            raw_data.reset(reset)
+        page = chronicarius_for(request, owner).get_acta_page(
+            owner, chronicum_id, **window, max_bytes=budget, raw_data=raw
+        )
         before = page.next_before
         acta = cast(list[dict[str, Any]], ActumSerializer(page.acta, many=True).data)
-        # The same page in every representation: the budget counts the JSON answer's bytes.
-        text, oldest = _within_budget(acta, budget)
+        # The budget counts the bytes of the answer as it is sent: this representation,
+        # its indent included.
+        array = JSONArray(acta, answer_indent(request)) if raw else _measured(self, request, acta)
+        oldest = _oldest_within(array, budget)
         if oldest:
             before = page.acta[oldest].id
         body: Any = acta[oldest:]
         if raw:
             renderer = raw_renderer(request)
-            body = text if isinstance(renderer, RawJSONRenderer) else body
+            if isinstance(renderer, RawJSONRenderer) and isinstance(array, JSONArray):
+                body = array.text(oldest)
             request.accepted_renderer = renderer
         headers = (
             {} if before is None else {"Link": f'<{link_to(request, before=before)}>; rel="next"'}
@@ -256,34 +294,63 @@ class ChronicumViewSet(ActaStreamMixin, BaseViewSet):
         agent = isinstance(request.auth, services.AgentIdentity)
         acta = acta_from_body(chronicum_id, request.data, agent=agent)
         owner, key = owner_id(request), idempotency_key(request)
-        with chronica_errors():
-            recorded = chronicarius_for(request, owner).record(owner, acta, idempotency_key=key)
+        recorded = chronicarius_for(request, owner).record_acta(owner, acta, idempotency_key=key)
         # The answer has the request's shape: a replay of a batch by one object
         # gives its first actum, as services.record_actum does.
         if isinstance(request.data, list):
-            body = ActumSerializer(recorded.acta, many=True).data
+            body = ActumSerializer(recorded, many=True).data
         else:
-            body = ActumSerializer(recorded.acta[0]).data
+            body = ActumSerializer(recorded[0]).data
         if recorded.replayed:
             return Response(body, status=status.HTTP_200_OK, headers={REPLAYED: "true"})
-        if not recorded.acta:
+        if not recorded:
             # An empty batch: nothing is written, not even the chronicum.
             return Response(body, status=status.HTTP_200_OK)
         return Response(body, status=status.HTTP_201_CREATED)
 
 
-def _within_budget(acta: list[dict[str, Any]], budget: int) -> tuple[RawJSON, int]:
-    """The window's JSON array, and the position of its oldest actum in it: the newest
-    acta whose rendered JSON, commas and brackets included, is at most ``budget`` bytes
-    (the newest always). The store cut the page by the bytes of content and data; this
-    counts every byte sent, the other fields and the escapes included."""
-    texts = [dumps(actum) for actum in acta]
-    used, oldest = 2, len(texts)
+def _measured(view: ViewSet, request: Request, acta: list[dict[str, Any]]) -> Measured:
+    """The bytes ``acta`` take in the answer of a renderer of the project's own, as
+    that renderer writes them, each actum rendered alone (the browsable API: as the
+    renderer it shows)."""
+    renderer: BaseRenderer = request.accepted_renderer
+    context = view.get_renderer_context()
+    media_type = request.accepted_media_type
+    if isinstance(renderer, BrowsableAPIRenderer):
+        renderer = renderer.get_default_renderer(view) or JSONRenderer()
+        context = {**context, "indent": RawBrowsableAPIRenderer.indent}
+        media_type = renderer.media_type
+
+    def size(items: list[dict[str, Any]]) -> int:
+        return len(renderer.render(items, media_type, context))
+
+    empty = size([])
+    sizes = [size([actum]) - empty for actum in acta]
+    # What an array of two adds to its two items: what comes between items.
+    separator = size(acta[:2]) - sizes[0] - sizes[1] - empty if len(acta) > 1 else 0
+    return Measured(sizes, empty, separator)
+
+
+class Measured(NamedTuple):
+    """What a JSON array of acta takes: each actum, the brackets, and a separator
+    before every actum but the first (:class:`~chronica.api.renderers.JSONArray` is one)."""
+
+    sizes: list[int]
+    brackets: int
+    separator: int
+
+
+def _oldest_within(array: JSONArray | Measured, budget: int) -> int:
+    """The position of the oldest actum of the answer: the newest acta whose array,
+    brackets and separators included, is at most ``budget`` bytes (the newest always).
+    The store cut the page by the bytes of content and data; this counts every byte
+    sent, the other fields, the escapes and the indentation included."""
+    sizes = array.sizes
+    used, oldest = array.brackets, len(sizes)
     while oldest > 0:
-        text = texts[oldest - 1]
-        size = (len(text) if text.isascii() else len(text.encode())) + 1
-        if used + size > budget + 1 and oldest < len(texts):
+        size = sizes[oldest - 1] + (array.separator if oldest < len(sizes) else 0)
+        if used + size > budget and oldest < len(sizes):
             break
         used += size
         oldest -= 1
-    return RawJSON("[" + ",".join(texts[oldest:]) + "]"), oldest
+    return oldest

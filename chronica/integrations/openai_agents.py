@@ -54,10 +54,7 @@ from agents.memory.session_settings import (
 )
 from agents.tracing import AgentSpanData, get_current_span
 
-from .. import services
-from ..errors import ChronicumNotFound, InvalidActum
-from ..validation import CONTROL
-from ..values import ActorKind, Actum, ActumKind
+from .. import ActorKind, Actum, ActumKind, ChronicumNotFound, InvalidActum, InvalidQuery, services
 
 __all__ = ["CONTENT_LIMIT", "ChronicaSession", "actum_from_item", "item_from_actum"]
 
@@ -111,9 +108,12 @@ _NO_CALL_ID = frozenset({ActumKind.MESSAGE, ActumKind.THOUGHT})
 # Fields of an item that say nothing to a reader of its projection.
 _PLUMBING = frozenset({"type", "id", "status", "call_id", "caller"})
 # A NUL or a lone surrogate is text no database keeps; an actor or a call ID must
-# also be free of control characters (validation.CONTROL, the rules' range).
+# also be free of control characters (C0, DEL and C1: the range chronica refuses).
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _ID_LIMIT = 255
+# What a session's window may filter by, as ``services.get_acta`` names it.
+_WINDOW_OPTIONS = frozenset({"kinds", "actor_kinds", "actors", "max_tokens", "whole_tool_calls"})
 
 
 class ChronicaSession:
@@ -136,6 +136,12 @@ class ChronicaSession:
     ``user_actor`` is the actor of user messages (default: ``owner_id``);
     ``default_agent`` the actor of model and tool items written outside a run.
 
+    ``window``: the part of the chronicum the agent reads, as keyword arguments of
+    ``services.get_acta`` (``kinds``, ``actor_kinds``, ``actors``, ``max_tokens``,
+    ``whole_tool_calls``); ``limit`` still cuts it to the last items. Acta that other
+    frameworks or the API recorded into the same chronicum read back as plain messages
+    (:func:`item_from_actum`). A ``limit`` that is not an int is ``InvalidQuery``.
+
     ``identity``: where the session runs in an agent service, the agent's credential
     (``services.authenticate_credential(secret)``): every call then keeps its rules
     (it writes only as its agent, so a user item is ``NotPermitted``; ``pop_item`` and
@@ -155,7 +161,13 @@ class ChronicaSession:
         user_actor: str | None = None,
         default_agent: str = "assistant",
         identity: services.Identity | None = None,
+        window: Mapping[str, Any] | None = None,
     ) -> None:
+        window = dict(window or {})
+        if unknown := set(window) - _WINDOW_OPTIONS:
+            takes, given = ", ".join(sorted(_WINDOW_OPTIONS)), ", ".join(sorted(unknown))
+            raise TypeError(f"window takes {takes}, not {given}")
+        self.window = window
         if owner_id is None:
             if identity is None:
                 raise TypeError("ChronicaSession needs an owner_id (or an identity)")
@@ -181,13 +193,16 @@ class ChronicaSession:
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
         """The last ``limit`` items, oldest first, each as it was added."""
-        resolved = resolve_session_limit(limit, self.session_settings)
+        resolved = resolve_session_limit(_limit(limit), self.session_settings)
+        resolved = _limit(resolved)
         if resolved == 0:
             return []
         # Like the SDK's SQLiteSession, a negative limit is no limit.
         last_n = resolved if resolved is not None and resolved > 0 else 0
         try:
-            acta = await self._calls.aget_acta(self.owner_id, self.session_id, last_n=last_n)
+            acta = await self._calls.aget_acta(
+                self.owner_id, self.session_id, last_n=last_n, **self.window
+            )
         except ChronicumNotFound:
             return []
         return [item_from_actum(actum) for actum in acta]
@@ -230,6 +245,12 @@ class ChronicaSession:
         if isinstance(span_data, AgentSpanData):
             return _actor(span_data.name, self.default_agent)
         return self.default_agent
+
+
+def _limit(limit: object) -> int | None:
+    if limit is None or (isinstance(limit, int) and not isinstance(limit, bool)):
+        return limit
+    raise InvalidQuery(f"limit must be an int or None, not {type(limit).__name__}")
 
 
 def actum_from_item(
@@ -277,11 +298,24 @@ def actum_from_item(
 
 
 def item_from_actum(actum: Actum) -> TResponseInputItem:
-    """The SDK item an actum holds, or a plain message of its content when it holds none."""
-    if isinstance(actum.data, dict):
+    """The SDK item an actum holds, or a plain message of its content when it holds none
+    (an actum of the API, or of another framework, whose ``data`` is that framework's)."""
+    if _is_item(actum.data):
         return cast(TResponseInputItem, actum.data)
     role = _ACTOR_KIND_ROLES.get(actum.actor_kind, "system")
     return cast(TResponseInputItem, {"role": role, "content": actum.content})
+
+
+def _is_item(data: object) -> bool:
+    """Whether ``data`` is what a session added: any JSON object (an SDK item, or what a
+    session wrapper such as the SDK's encrypted session stored), except the data
+    another framework keeps in a chronicum it shares: an ADK event (its ``author`` and
+    ``invocation_id``) or a PydanticAI message (its ``kind`` and ``parts``)."""
+    if not isinstance(data, dict):
+        return False
+    if "author" in data and "invocation_id" in data:
+        return False
+    return not (data.get("kind") in ("request", "response") and isinstance(data.get("parts"), list))
 
 
 def _item_type(item: Mapping[str, Any]) -> str:
@@ -319,7 +353,7 @@ def _call_id(item_type: str, item: Mapping[str, Any]) -> str:
     if (
         not isinstance(call_id, str)
         or len(call_id) > _ID_LIMIT
-        or CONTROL.search(call_id) is not None
+        or _CONTROL.search(call_id) is not None
         or _UNSTORABLE.search(call_id) is not None
     ):
         return ""
@@ -329,7 +363,7 @@ def _call_id(item_type: str, item: Mapping[str, Any]) -> str:
 def _actor(name: object, fallback: str) -> str:
     if not isinstance(name, str):
         return fallback
-    return _UNSTORABLE.sub("", CONTROL.sub("", name))[:_ID_LIMIT] or fallback
+    return _UNSTORABLE.sub("", _CONTROL.sub("", name))[:_ID_LIMIT] or fallback
 
 
 def _clean(text: str) -> str:

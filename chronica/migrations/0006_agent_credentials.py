@@ -1,23 +1,12 @@
-"""Agent credentials (issue 21): the table of the credentials an owner issues to its
-agents (the secret stored only as a hash), and ``acta.recorded_by``, who wrote each
-actum: nullable, so writers that know only the seed's columns (and migration 0004's
-PostgreSQL functions, which the unattested writes still call) keep working."""
+"""Agent credentials: the table of the credentials an owner issues to its agents (the
+secret stored only as a hash), and ``acta.recorded_by``, who wrote each actum:
+nullable, so writers that know only the seed's columns keep working.
+
+(On PostgreSQL this migration also created the PL/pgSQL functions
+``chronica_record_actum_by`` and ``chronica_record_acta_by``; migration 0010 drops
+them, and a new database skips them.)"""
 
 from django.db import migrations, models
-
-from chronica.stores.db.functions_0006 import DROP, RECORD_ACTA_BY, RECORD_ACTUM_BY
-
-
-def create_functions(apps, schema_editor):
-    # PostgreSQL: migration 0004's writes with recorded_by (chronica.stores.db.functions_0006).
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(RECORD_ACTUM_BY)
-        schema_editor.execute(RECORD_ACTA_BY)
-
-
-def drop_functions(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(DROP)
 
 
 class Migration(migrations.Migration):
@@ -71,5 +60,4 @@ class Migration(migrations.Migration):
                 blank=True, max_length=255, null=True, verbose_name="recorded by"
             ),
         ),
-        migrations.RunPython(create_functions, drop_functions, elidable=False),
     ]

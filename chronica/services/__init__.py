@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from collections.abc import Awaitable, Callable
+import warnings
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from django.core.signals import setting_changed
@@ -29,13 +30,14 @@ from ..errors import (
     StateConflict,
     StoreUnsupported,
 )
-from ..interfaces import ConversationRecordStore
+from ..values import Actum, Recorded, StateChange
 from .base import TokenCounter, new_id
 from .credentials import (
     CredentialInfo,
     InvalidCredential,
     IssuedCredential,
     authenticate_credential,
+    credential_active,
     issue_credential,
     list_credentials,
     revoke_credential,
@@ -84,8 +86,8 @@ __all__ = [
     "arecord_actum",
     "aupdate_state",
     "authenticate_credential",
-    "conversation_records",
     "create_chronicum",
+    "credential_active",
     "delete_chronicum",
     "get_acta",
     "get_acta_page",
@@ -160,7 +162,7 @@ def acting_as(identity: Identity | None) -> Chronicarius:
     """The configured Chronicarius, for calls made by ``identity`` (see
     :meth:`Chronicarius.acting_as`): what the API, tasks and agents call with an
     agent's credential, so that its rules hold however the call arrives."""
-    return get_chronicarius().acting_as(identity)  # type: ignore[no-any-return]
+    return get_chronicarius().acting_as(identity)
 
 
 def reset_chronicarius() -> None:
@@ -176,23 +178,6 @@ def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
 
 
 setting_changed.connect(_on_setting_changed, dispatch_uid="chronica.services.setting_changed")
-
-
-def conversation_records() -> ConversationRecordStore:
-    """Where the configured store keeps the records of PydanticAI conversations, beside
-    the acta (``chronica.interfaces.ConversationRecordStore``): a store on a Django
-    database (``DjangoStore``) has them; any other store, ``ImproperlyConfigured``."""
-    store = get_chronicarius().store
-    records = getattr(store, "conversation_records", None)
-    if records is None:
-        from django.core.exceptions import ImproperlyConfigured
-
-        raise ImproperlyConfigured(
-            "chronica.integrations.pydantic_ai writes a conversation's record and its acta in"
-            " one database transaction: CHRONICA['STORE'] must be a store on a Django database"
-            f" (chronica.stores.db.DjangoStore), not {type(store).__name__}"
-        )
-    return records()  # type: ignore[no-any-return]
 
 
 def owner_id_for(user: Any) -> str:
@@ -238,7 +223,46 @@ def _on_configured_async(
     return call
 
 
-record = _on_configured(Chronicarius.record)
+def record(
+    owner_id: str,
+    acta: Sequence[Actum],
+    *,
+    idempotency_key: str | None = None,
+    state: Sequence[StateChange] = (),
+) -> Recorded:
+    """Deprecated: :func:`record_acta`, whose list tells a replay by ``replayed``."""
+    warnings.warn(
+        "chronica.services.record() is deprecated: call record_acta(), which takes state="
+        " and whose answer has .replayed",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    stored = get_chronicarius().record_acta(
+        owner_id, acta, idempotency_key=idempotency_key, state=state
+    )
+    return Recorded(list(stored), replayed=stored.replayed)
+
+
+async def arecord(
+    owner_id: str,
+    acta: Sequence[Actum],
+    *,
+    idempotency_key: str | None = None,
+    state: Sequence[StateChange] = (),
+) -> Recorded:
+    """Deprecated: :func:`arecord_acta`."""
+    warnings.warn(
+        "chronica.services.arecord() is deprecated: call arecord_acta(), which takes state="
+        " and whose answer has .replayed",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    stored = await get_chronicarius().arecord_acta(
+        owner_id, acta, idempotency_key=idempotency_key, state=state
+    )
+    return Recorded(list(stored), replayed=stored.replayed)
+
+
 record_actum = _on_configured(Chronicarius.record_actum)
 record_acta = _on_configured(Chronicarius.record_acta)
 get_acta = _on_configured(Chronicarius.get_acta)
@@ -252,7 +276,6 @@ pop_actum = _on_configured(Chronicarius.pop_actum)
 update_state = _on_configured(Chronicarius.update_state)
 get_state = _on_configured(Chronicarius.get_state)
 list_namespace = _on_configured(Chronicarius.list_namespace)
-arecord = _on_configured_async(Chronicarius.arecord)
 arecord_actum = _on_configured_async(Chronicarius.arecord_actum)
 arecord_acta = _on_configured_async(Chronicarius.arecord_acta)
 aget_acta = _on_configured_async(Chronicarius.aget_acta)

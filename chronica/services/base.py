@@ -10,7 +10,7 @@ import functools
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, ClassVar, Concatenate, ParamSpec, TypeVar
+from typing import Any, ClassVar, Concatenate, ParamSpec, Self, TypeVar
 
 from asgiref.sync import sync_to_async
 
@@ -21,22 +21,7 @@ from ..errors import (
     NotPermitted,
     StoreUnsupported,
 )
-from ..interfaces import (
-    AsyncStore,
-    BatchStore,
-    DeletingStore,
-    FollowingStore,
-    IdempotentStore,
-    ListingStore,
-    NotifyingStore,
-    OwnerScopedStore,
-    PagingStore,
-    PoppingStore,
-    StateStore,
-    Store,
-    TransactionalStore,
-    WindowStore,
-)
+from ..interfaces import ABILITIES, BaseStore, IdempotentStore, Store
 from ..tokens import estimate_tokens
 from ..validation import DEFAULT_MAX_ACTUM_BYTES, storable
 from ..values import ActorKind, Actum, ActumKind, Chronicum, StateChange
@@ -114,37 +99,28 @@ class ChronicariusBase:
         self.token_counter = token_counter or estimate_tokens
         self.max_actum_bytes = max_actum_bytes
         self.poll_interval = poll_interval
-        self._batch = store if isinstance(store, BatchStore) else None
-        self._idempotent = self._batch is not None or isinstance(store, IdempotentStore)
-        self._scoped = store if isinstance(store, OwnerScopedStore) else None
-        self._windows = isinstance(store, WindowStore) and bool(store.supports_windows)
-        self._listing = store if isinstance(store, ListingStore) else None
+        # What the store can do, asked once (``chronica.interfaces``).
+        abilities = {name for name in ABILITIES if getattr(store, f"supports_{name}", False)}
+        self._appends = "append" in abilities
+        self._windows = "window" in abilities
+        self._idempotent = self._appends or isinstance(store, IdempotentStore)
+        self._listing = "listing" in abilities
         # A delete frees a chronicum ID for any owner: a store may delete only if its
         # writes and windows check the owner in the same step as they append or read.
-        self._deleting = (
-            store if isinstance(store, DeletingStore) and self._scoped is not None else None
-        )
-        self._popping = store if isinstance(store, PoppingStore) else None
-        self._paging = (
-            store
-            if isinstance(store, PagingStore) and self._scoped is not None and self._windows
-            else None
-        )
-
-        self._states = store if isinstance(store, StateStore) else None
-        self._transactional = store if isinstance(store, TransactionalStore) else None
-        self._following = store if isinstance(store, FollowingStore) else None
-        self._notifying = store if isinstance(store, NotifyingStore) else None
-        # Asked on the first a* call, not here: the answer may need Django's settings.
-        self._native: AsyncStore | None = None
-        self._native_asked = False
+        self._deleting = "delete" in abilities and self._appends and self._windows
+        self._popping = "pop" in abilities
+        self._following = "follow" in abilities
+        self._states = "state" in abilities and self._appends
+        on_commit = getattr(store, "on_commit", None)
+        self._on_commit: Callable[[Callable[[], None]], None] | None = on_commit
+        self._abilities = frozenset(abilities)
 
     def __repr__(self) -> str:
         if self.identity is not None:
             return f"<Chronicarius store={self.store!r} acting as {self.identity!r}>"
         return f"<Chronicarius store={self.store!r}>"
 
-    def acting_as(self, identity: Identity | None) -> Any:
+    def acting_as(self, identity: Identity | None) -> Self:
         """This Chronicarius, for calls made by ``identity``: the owner in person
         (``OwnerIdentity``) or an agent's credential (``AgentIdentity``), whose rules
         every call then enforces, and whose ``recorded_by`` every actum written carries.
@@ -187,24 +163,16 @@ class ChronicariusBase:
             )
 
     def _after_commit(self, callback: Callable[[], None]) -> None:
-        if self._transactional is not None:
-            self._transactional.on_commit(callback)
+        if self._on_commit is not None:
+            self._on_commit(callback)
         else:
             callback()
 
-    def _require(self, capability: _R | None, what: str) -> _R:
-        if capability is None:
-            raise StoreUnsupported(f"{type(self.store).__name__} cannot {what}")
-        return capability
-
-    def _async_store(self) -> AsyncStore | None:
-        # Asked on the first a* call, not in __init__: the answer may need settings.
-        if not self._native_asked:
-            store = self.store
-            if isinstance(store, AsyncStore) and store.supports_async():
-                self._native = store
-            self._native_asked = True
-        return self._native
+    def _require(self, ability: bool, what: str, flag: str) -> BaseStore:
+        """The store, which must have ``ability`` (its ``supports_*`` flag ``flag``)."""
+        if not ability:
+            raise StoreUnsupported(f"{type(self.store).__name__} cannot {what} ({flag})")
+        return self.store  # type: ignore[return-value]
 
     # -- ownership -------------------------------------------------------
 

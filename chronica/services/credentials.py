@@ -18,7 +18,7 @@ import re
 import secrets
 from collections.abc import Iterable
 
-from ..errors import ChronicaError, InvalidActum
+from ..errors import InvalidActum, InvalidCredential
 from ..validation import check_chronicum_id, check_identifier, check_owner
 from ..values import ActorKind
 from .identity import AgentIdentity
@@ -29,6 +29,7 @@ __all__ = [
     "InvalidCredential",
     "IssuedCredential",
     "authenticate_credential",
+    "credential_active",
     "issue_credential",
     "list_credentials",
     "parse_duration",
@@ -40,16 +41,6 @@ _SECRET = re.compile(r"chr_agent_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 # What an unknown key ID is compared against: the same work as a wrong secret.
 _DUMMY_HASH = "sha256$" + hashlib.sha256(b"chronica: no such credential").hexdigest()
 _USED_EVERY = dt.timedelta(seconds=60)
-
-
-class InvalidCredential(ChronicaError, PermissionError):
-    """A secret that is no credential's, or a credential expired or revoked. ``reason``
-    says which (``"unknown"``, ``"expired"``, ``"revoked"``), for the server's logs;
-    tell a client only that it was refused."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"invalid agent credential ({reason})")
-        self.reason = reason
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,6 +185,21 @@ def authenticate_credential(secret: str) -> AgentIdentity:
         raise InvalidCredential("expired")
     table.mark_used(row.key_id, now, every=_USED_EVERY)
     return identity_of(row)
+
+
+def credential_active(key_id: str) -> bool:
+    """Whether the credential ``key_id`` may still be used: known, not revoked, not
+    expired. Work that outlives the request its credential authenticated (a stream) asks
+    again as it goes on."""
+    from ..stores import credentials as table
+
+    row = table.find(key_id)
+    now = dt.datetime.now(dt.UTC)
+    return (
+        row is not None
+        and row.revoked_at is None
+        and (row.expires_at is None or row.expires_at > now)
+    )
 
 
 def identity_of(row: object) -> AgentIdentity:

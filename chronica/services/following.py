@@ -9,8 +9,8 @@ from typing import Any
 from asgiref.sync import sync_to_async
 
 from ..errors import ChronicumNotFound, InvalidQuery
-from ..follow import Polling, follow
-from ..interfaces import FollowingStore
+from ..follow import PAGE, Polling, follow
+from ..interfaces import FollowPage
 from ..validation import build_query, check_after, check_owner, storable
 from ..values import ActaQuery, Actum
 from .base import ActorKinds, ChronicariusBase, Kinds
@@ -31,6 +31,7 @@ class Following(ChronicariusBase):
         actor_kinds: ActorKinds = None,
         actors: Iterable[str] | str | None = None,
         max_bytes: int | None = None,
+        raw_data: bool = False,
     ) -> Follower:
         """Every actum recorded after the actum ``after`` (``None``: from the moment the
         follow starts), each once, in write order, filtered like :meth:`get_acta`,
@@ -49,67 +50,51 @@ class Following(ChronicariusBase):
         ``max_bytes`` (a positive int): each read of the store holds acta of at most
         that many UTF-8 bytes of content and data (one actum whatever its size), so
         that a long backlog is read a budget at a time, every actum still in order
-        (``CHRONICA["API_MAX_RESPONSE_BYTES"]`` in the API's stream).
+        (``CHRONICA["API_MAX_RESPONSE_BYTES"]`` in the API's stream). ``raw_data``: each
+        actum's ``data`` as its stored JSON text (``chronica.RawJSON``).
         """
 
-        def checked() -> tuple[FollowingStore, ActaQuery, str | None]:
+        def start() -> tuple[ActaQuery, FollowPage]:
             check_owner(owner_id)
             query = build_query(kinds=kinds, actor_kinds=actor_kinds, actors=actors)
             if max_bytes is not None:
                 if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
                     raise InvalidQuery(f"max_bytes must be a positive int, not {max_bytes!r}")
                 query = dataclasses.replace(query, max_bytes=max_bytes)
+            if not isinstance(raw_data, bool):
+                raise InvalidQuery(f"raw_data must be True or False, not {raw_data!r}")
+            query = dataclasses.replace(query, raw_data=raw_data)
             resume = check_after(after)
-            store = self._require(
-                self._following, "follow a chronicum (it is not a FollowingStore)"
-            )
+            store = self._require(self._following, "follow a chronicum", "supports_follow")
             self._check_ids(owner_id, chronicum_id)
-            return store, query, resume
-
-        def position(found: int | None, resume: str | None) -> int:
-            if found is None:
-                raise ChronicumNotFound(chronicum_id)
             if resume is not None and not storable(resume):
+                # No store can hold such an ID: no actum of this chronicum, once the
+                # owner is checked.
+                if store.acta_after(owner_id, chronicum_id, query, None, 0) is None:
+                    raise ChronicumNotFound(chronicum_id)
                 raise InvalidQuery(f"after={resume!r} is not an actum of this chronicum")
-            return found
+            first = store.acta_after(owner_id, chronicum_id, query, resume, PAGE)
+            if first is None:
+                raise ChronicumNotFound(chronicum_id)
+            return query, first
 
-        def start() -> tuple[ActaQuery, int]:
-            store, query, resume = checked()
-            # An ID no store can hold is no actum of this chronicum, once the owner is
-            # checked.
-            asked = resume if resume is None or storable(resume) else None
-            return query, position(store.follow_position(owner_id, chronicum_id, asked), resume)
-
-        async def astart() -> tuple[ActaQuery, int]:
-            store, query, resume = checked()
-            native = self._async_store()
-            position_of = (
-                native.afollow_position
-                if native is not None
-                else sync_to_async(store.follow_position)
-            )
-            asked = resume if resume is None or storable(resume) else None
-            return query, position(await position_of(owner_id, chronicum_id, asked), resume)
-
-        def read_from(query: ActaQuery, position: int) -> AsyncGenerator[Actum, None]:
-            # Subscribed before the first read: a write that commits after that read
-            # wakes this follower; one before it is in it.
-            news = self._notifying.subscribe(chronicum_id) if self._notifying else None
-            native = self._async_store()
-            store = self._following
-            assert store is not None
-            read = native.aacta_after if native is not None else sync_to_async(store.acta_after)
+        def read_from(query: ActaQuery, first: FollowPage) -> AsyncGenerator[Actum, None]:
+            # Subscribed before the first read of the loop: a write that commits after
+            # that read wakes this follower; one before it is in it.
+            store = self.store
+            news = store.subscribe(chronicum_id) if hasattr(store, "subscribe") else None
+            read = sync_to_async(store.acta_after)  # type: ignore[attr-defined]
             return follow(
                 chronicum_id,
                 lambda position, limit: read(owner_id, chronicum_id, query, position, limit),
-                position,
+                first,
                 news or Polling(),
                 self.poll_interval,
                 # Followers of the same store, owner, chronicum and filters share reads.
                 shared=(id(store), owner_id, chronicum_id, query),
             )
 
-        return Follower(start, astart, read_from)
+        return Follower(start, sync_to_async(start), read_from)
 
 
 class Follower(AsyncGenerator[Actum, None]):
@@ -120,12 +105,12 @@ class Follower(AsyncGenerator[Actum, None]):
 
     def __init__(
         self,
-        start: Callable[[], tuple[ActaQuery, int]],
-        astart: Callable[[], Awaitable[tuple[ActaQuery, int]]],
-        read_from: Callable[[ActaQuery, int], AsyncGenerator[Actum, None]],
+        start: Callable[[], tuple[ActaQuery, FollowPage]],
+        astart: Callable[[], Awaitable[tuple[ActaQuery, FollowPage]]],
+        read_from: Callable[[ActaQuery, FollowPage], AsyncGenerator[Actum, None]],
     ) -> None:
         self._start, self._astart, self._read_from = start, astart, read_from
-        self._from: tuple[ActaQuery, int] | None = None
+        self._from: tuple[ActaQuery, FollowPage] | None = None
         self._acta: AsyncGenerator[Actum, None] | None = None
         self._done = False
 
@@ -148,7 +133,9 @@ class Follower(AsyncGenerator[Actum, None]):
                 raise
         return self
 
-    def _started(self, start: Callable[[], tuple[ActaQuery, int]]) -> tuple[ActaQuery, int]:
+    def _started(
+        self, start: Callable[[], tuple[ActaQuery, FollowPage]]
+    ) -> tuple[ActaQuery, FollowPage]:
         try:
             return start()
         except BaseException:

@@ -52,8 +52,9 @@ class Lifecycle(ChronicariusBase):
         self, owner_id: str, *, limit: int = 100, before: Chronicum | str | None = None
     ) -> ChronicaPage:
         """The page :meth:`list_chronica` answers for the same arguments, and whether
-        more follow it, from the same read: ``ChronicaPage(chronica, next_before)``,
-        ``next_before`` the page's last chronicum when more follow, else ``None``."""
+        more follow it, from the same read: ``ChronicaPage(chronica, last)``, ``last``
+        the page's last chronicum when more follow (the next page's ``before``), else
+        ``None``."""
         found = self._list(owner_id, limit, before, 1)
         if len(found) > limit:
             return ChronicaPage(found[:limit], found[limit - 1])
@@ -66,7 +67,7 @@ class Lifecycle(ChronicariusBase):
         check_owner(owner_id)
         self._admit(owner_id, action="list")
         limit, position = check_listing(limit, before)
-        store = self._require(self._listing, "list chronica (it is not a ListingStore)")
+        store = self._require(self._listing, "list chronica", "supports_listing")
         if not storable(owner_id):
             return []
         if isinstance(position, str):
@@ -90,11 +91,14 @@ class Lifecycle(ChronicariusBase):
         check_owner(owner_id)
         store = self._require(
             self._deleting,
-            "delete a chronicum (only a DeletingStore that is an OwnerScopedStore can)",
+            "delete a chronicum (only a store that appends and reads with the owner"
+            " checked can: supports_append and supports_window)",
+            "supports_delete",
         )
         self._check_ids(owner_id, chronicum_id)
         self._admit(owner_id, chronicum_id, action="delete")
-        store.delete(chronicum_id, owner_id)
+        if not store.delete(owner_id, chronicum_id):
+            raise ChronicumNotFound(chronicum_id)
         if chronicum_deleted.has_listeners():
             self._after_commit(
                 lambda: send(
@@ -109,10 +113,10 @@ class Lifecycle(ChronicariusBase):
         """Remove and return the newest actum (in write order); ``None`` when the
         chronicum has none. Two concurrent pops never return the same actum."""
         check_owner(owner_id)
-        store = self._require(self._popping, "pop an actum (it is not a PoppingStore)")
+        store = self._require(self._popping, "pop an actum", "supports_pop")
         self._check_ids(owner_id, chronicum_id)
         self._admit(owner_id, chronicum_id, action="pop")
-        return store.pop(chronicum_id, owner_id)
+        return store.pop(owner_id, chronicum_id)
 
     acreate_chronicum = async_twin(create_chronicum)
     alist_chronica = async_twin(list_chronica)

@@ -5,12 +5,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from asgiref.sync import sync_to_async
-
 from ..errors import ChronicumNotFound, InvalidQuery
 from ..validation import build_query, check_owner, check_whole_tool_calls
 from ..values import ActaPage, ActaQuery, Actum, Chronicum
-from ..windows import cut_window, keep_whole_tool_calls
+from ..windows import cut_page, keep_whole_tool_calls
 from .base import ActorKinds, ChronicariusBase, Kinds, async_twin
 
 __all__ = ["Reading"]
@@ -69,6 +67,7 @@ class Reading(ChronicariusBase):
         whole_tool_calls: bool = False,
         before: str | None = None,
         max_bytes: int | None = None,
+        raw_data: bool = False,
     ) -> ActaPage:
         """The window :meth:`get_acta` answers for the same arguments, and where the
         next, older page starts: ``ActaPage(acta, next_before)``.
@@ -79,11 +78,13 @@ class Reading(ChronicariusBase):
         arguments is the next page, and following them reads the session backwards,
         every actum once. An empty page has none (a budget that the newest actum
         alone is over ends the walk). Both come from one consistent read (where the
-        store is a ``PagingStore``; every store of chronica is).
+        store ``supports_window``; every store of chronica does).
 
         ``max_bytes`` (a positive int) cuts the page early where the UTF-8 bytes of
         content and data, newest first, would pass it; the newest actum is always kept,
         and ``next_before`` leads to the rest (``CHRONICA["API_MAX_RESPONSE_BYTES"]``).
+        ``raw_data``: each actum's ``data`` comes as its stored JSON text, a
+        ``chronica.RawJSON``, not decoded (what the API writes into its answers).
         """
         check_owner(owner_id)
         query = build_query(
@@ -99,98 +100,43 @@ class Reading(ChronicariusBase):
             if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
                 raise InvalidQuery(f"max_bytes must be a positive int, not {max_bytes!r}")
             query = dataclasses.replace(query, max_bytes=max_bytes)
+        if not isinstance(raw_data, bool):
+            raise InvalidQuery(f"raw_data must be True or False, not {raw_data!r}")
+        if raw_data:
+            query = dataclasses.replace(query, raw_data=True)
         cut, more = self._page(owner_id, chronicum_id, query)
         page = keep_whole_tool_calls(cut) if whole else cut
         return ActaPage(page, cut[0].id if more else None)
 
     def _page(self, owner_id: str, chronicum_id: str, query: ActaQuery) -> tuple[list[Actum], bool]:
-        if self._paging is not None:
+        """The window and whether an older page exists: one read of the store's
+        ``window``, the owner checked in it. A store of the seed's four methods: its
+        acta read whole and cut here (counting tokens now: such a store kept no
+        counts)."""
+        if self._windows:
             self._check_ids(owner_id, chronicum_id)
-            found = self._paging.acta_page_if_owner(owner_id, chronicum_id, query)
+            found = self.store.window(owner_id, chronicum_id, query)  # type: ignore[attr-defined]
             if found is None:
                 raise ChronicumNotFound(chronicum_id)
-            return found
-        # Two reads: the window one actum longer (if that one comes, an older actum
-        # passes), and where a budget may have cut it short, the actum before it.
-        limit = query.last_n
-        longer = dataclasses.replace(query, last_n=limit + 1) if limit else query
-        cut = self._window(owner_id, chronicum_id, longer)
-        if limit and len(cut) > limit:
-            return cut[1:], True
-        if not cut or (query.max_tokens is None and query.max_bytes is None):
+            return found  # type: ignore[no-any-return]
+        self._own(owner_id, chronicum_id)
+        if query.max_tokens is None and query.before is None and query.max_bytes is None:
+            limit = query.last_n
+            longer = dataclasses.replace(query, last_n=limit + 1) if limit else query
+            cut = self.store.acta(chronicum_id, longer)
+            if limit and len(cut) > limit:
+                return cut[1:], True
             return cut, False
-        older = dataclasses.replace(query, last_n=1, max_tokens=None, before=cut[0].id)
-        try:
-            return cut, bool(self._window(owner_id, chronicum_id, older))
-        except (ChronicumNotFound, InvalidQuery):
-            # Deleted, or that actum popped, since the first read: the page as it was.
-            return cut, False
+        return cut_page(self.store.acta(chronicum_id, ActaQuery()), query, self.token_counter)
 
     def _window(self, owner_id: str, chronicum_id: str, query: ActaQuery) -> list[Actum]:
-        in_store = self._windows or (query.max_tokens is None and query.before is None)
-        if self._scoped is not None and in_store:
-            self._check_ids(owner_id, chronicum_id)
-            acta = self._scoped.acta_if_owner(owner_id, chronicum_id, query)
-            if acta is None:
-                raise ChronicumNotFound(chronicum_id)
-            return acta
-        self._own(owner_id, chronicum_id)
-        if in_store:
-            return self.store.acta(chronicum_id, query)
-        # A store that cannot cut the window itself: read the whole chronicum and cut
-        # it here, counting tokens now (such a store kept no counts).
-        return cut_window(self.store.acta(chronicum_id, ActaQuery()), query, self.token_counter)
+        return self._page(owner_id, chronicum_id, query)[0]
 
     def get_chronicum(self, owner_id: str, chronicum_id: str) -> Chronicum:
         """Return the chronicum if it belongs to ``owner_id``, else ``ChronicumNotFound``."""
         check_owner(owner_id)
         return self._own(owner_id, chronicum_id)
 
-    async def aget_acta(
-        self,
-        owner_id: str,
-        chronicum_id: str,
-        *,
-        kinds: Kinds = None,
-        actor_kinds: ActorKinds = None,
-        actors: Iterable[str] | str | None = None,
-        last_n: int = 0,
-        max_tokens: int | None = None,
-        whole_tool_calls: bool = False,
-        before: str | None = None,
-    ) -> list[Actum]:
-        """Async twin of :meth:`get_acta`."""
-        check_owner(owner_id)
-        query = build_query(
-            kinds=kinds,
-            actor_kinds=actor_kinds,
-            actors=actors,
-            last_n=last_n,
-            max_tokens=max_tokens,
-            before=before,
-        )
-        whole = check_whole_tool_calls(whole_tool_calls)
-        native = self._async_store()
-        if native is None or self._scoped is None or not self._windows:
-            acta = await sync_to_async(self._window)(owner_id, chronicum_id, query)
-        else:
-            self._check_ids(owner_id, chronicum_id)
-            found = await native.aacta_if_owner(owner_id, chronicum_id, query)
-            if found is None:
-                raise ChronicumNotFound(chronicum_id)
-            acta = found
-        return keep_whole_tool_calls(acta) if whole else acta
-
-    async def aget_chronicum(self, owner_id: str, chronicum_id: str) -> Chronicum:
-        """Async twin of :meth:`get_chronicum`."""
-        native = self._async_store()
-        if native is None:
-            return await sync_to_async(self.get_chronicum)(owner_id, chronicum_id)
-        check_owner(owner_id)
-        self._check_ids(owner_id, chronicum_id)
-        chronicum = await native.aget(chronicum_id)
-        if chronicum.owner_id != owner_id:
-            raise ChronicumNotFound(chronicum_id)
-        return chronicum
-
+    aget_acta = async_twin(get_acta)
     aget_acta_page = async_twin(get_acta_page)
+    aget_chronicum = async_twin(get_chronicum)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
+import warnings
 from collections.abc import Sequence
-
-from asgiref.sync import sync_to_async
+from typing import Any
 
 from ..errors import ChronicumNotFound
-from ..interfaces import AsyncStateStore
 from ..validation import (
     build_query,
     check_chronicum_id,
@@ -17,7 +15,7 @@ from ..validation import (
     check_owner,
     check_state_changes,
 )
-from ..values import ActaQuery, Chronicum, NamespaceListing, StateChange, StateView
+from ..values import ActaQuery, NamespaceListing, StateChange, StateView
 from .base import ChronicariusBase, async_twin
 from .identity import AgentIdentity
 
@@ -25,7 +23,7 @@ __all__ = ["State"]
 
 
 class State(ChronicariusBase):
-    """A chronicum's, an owner's and a namespace's state (``StateStore``)."""
+    """A chronicum's, an owner's and a namespace's state (a store that ``supports_state``)."""
 
     def update_state(
         self,
@@ -44,16 +42,16 @@ class State(ChronicariusBase):
         check_owner(owner_id)
         check_identifier("owner_id", owner_id)
         changes = check_state_changes(state, self.max_actum_bytes)
-        store = self._require(self._states, "keep state (it is not a StateStore)")
-        fresh = None
+        store = self._require(self._states, "keep state", "supports_state")
         if create:
             check_chronicum_id(chronicum_id)
             self._admit(owner_id, chronicum_id)
-            now = dt.datetime.now(dt.UTC)
-            fresh = Chronicum(chronicum_id, owner_id, now, now)
         else:
             self._check_ids(owner_id, chronicum_id)
-        if store.write_state(owner_id, chronicum_id, [], None, [], changes, fresh) is None:
+        written = store.append(
+            owner_id, chronicum_id, [], state=changes, create="new" if create else None
+        )
+        if written is None:
             raise ChronicumNotFound(chronicum_id)
 
     def get_state(
@@ -71,7 +69,7 @@ class State(ChronicariusBase):
         namespace's; with ``acta``, the chronicum's window of the last ``last_n`` acta
         (``<= 0``: all)."""
         chronicum_id, query = self._state_read(owner_id, namespace, chronicum_id, acta, last_n)
-        store = self._require(self._states, "keep state (it is not a StateStore)")
+        store = self._require(self._states, "keep state", "supports_state")
         return store.read_state(owner_id, namespace, chronicum_id, query)
 
     def _state_read(
@@ -91,19 +89,34 @@ class State(ChronicariusBase):
                 chronicum_id = ""
         return chronicum_id, query
 
-    def list_namespace(self, namespace: str, *, owner_id: str | None = None) -> NamespaceListing:
-        """The chronica whose state is in ``namespace`` (only ``owner_id``'s when given),
-        oldest activity first, each with its state; the owner states of their owners;
-        the namespace state.
+    def list_namespace(
+        self, owner_id: str | None, namespace: str | None = None, /, **deprecated: Any
+    ) -> NamespaceListing:
+        """The chronica whose state is in ``namespace`` of ``owner_id``, oldest activity
+        first, each with its state; the owner states of their owners; the namespace
+        state.
 
-        Without ``owner_id`` this lists every owner's chronica of the namespace, as an
-        agent framework's app-wide listing must (ADK's ``list_sessions`` without a
-        user): call it only from the app's own code, never with a namespace a caller
-        chose, and never to answer a request that only one owner's credentials made.
+        ``owner_id=None`` lists every owner's chronica of the namespace, as an agent
+        framework's app-wide listing must (ADK's ``list_sessions`` without a user):
+        pass it only from the app's own code, never with a namespace a caller chose, and
+        never to answer a request that only one owner's credentials made.
+
+        (Deprecated: the earlier ``list_namespace(namespace, owner_id=None)``.)
         """
+        if namespace is None:
+            warnings.warn(
+                "list_namespace(namespace, owner_id=...) is deprecated: call"
+                " list_namespace(owner_id, namespace), owner_id None for every owner",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            namespace, owner_id = owner_id, deprecated.pop("owner_id", None)
+        if deprecated:
+            raise TypeError(f"list_namespace() got unexpected arguments: {sorted(deprecated)}")
+        assert namespace is not None
         self._listing_checks(namespace, owner_id)
-        store = self._require(self._states, "keep state (it is not a StateStore)")
-        return self._listed(store.list_namespace(namespace, owner_id))
+        store = self._require(self._states, "keep state", "supports_state")
+        return self._listed(store.list_namespace(owner_id, namespace))
 
     def _listing_checks(self, namespace: str, owner_id: str | None) -> None:
         check_identifier("namespace", namespace)
@@ -119,47 +132,6 @@ class State(ChronicariusBase):
             listing = dataclasses.replace(listing, chronica=kept)
         return listing
 
-    def _async_states(self) -> AsyncStateStore | None:
-        """The store's asyncio path for state reads, where it has one that works here.
-        Asked once: ``isinstance`` of a runtime protocol looks each of its methods up
-        (5 µs, a hundredth of an ADK session read)."""
-        try:
-            return self._native_states
-        except AttributeError:
-            pass
-        native = self._async_store()
-        found = native if self._states is not None and isinstance(native, AsyncStateStore) else None
-        self._native_states: AsyncStateStore | None = found
-        return found
-
-    async def aget_state(
-        self,
-        owner_id: str,
-        namespace: str,
-        chronicum_id: str | None = None,
-        *,
-        acta: bool = False,
-        last_n: int = 0,
-    ) -> StateView:
-        """Async twin of :meth:`get_state` (no worker thread where the store has an
-        asyncio path: ``DjangoStore`` on PostgreSQL)."""
-        native = self._async_states()
-        if native is None:
-            return await sync_to_async(self.get_state)(
-                owner_id, namespace, chronicum_id, acta=acta, last_n=last_n
-            )
-        chronicum_id, query = self._state_read(owner_id, namespace, chronicum_id, acta, last_n)
-        return await native.aread_state(owner_id, namespace, chronicum_id, query)
-
-    async def alist_namespace(
-        self, namespace: str, *, owner_id: str | None = None
-    ) -> NamespaceListing:
-        """Async twin of :meth:`list_namespace` (no worker thread where the store has
-        an asyncio path)."""
-        native = self._async_states()
-        if native is None:
-            return await sync_to_async(self.list_namespace)(namespace, owner_id=owner_id)
-        self._listing_checks(namespace, owner_id)
-        return self._listed(await native.alist_namespace(namespace, owner_id))
-
     aupdate_state = async_twin(update_state)
+    aget_state = async_twin(get_state)
+    alist_namespace = async_twin(list_namespace)

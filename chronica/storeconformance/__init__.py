@@ -12,11 +12,11 @@ The suite is the specification of a store. Use it in a few lines::
         def make_store(self):
             return MyStore()
 
-Each optional capability of ``chronica.interfaces`` has its suite too:
-``BatchStoreConformance``, ``WindowStoreConformance``, ``ListingStoreConformance``,
-``DeletingStoreConformance``, ``PoppingStoreConformance``,
-``OwnerScopedStoreConformance``, ``PagingStoreConformance`` and
-``StateStoreConformance``; ``ALL_SUITES`` lists every suite by capability.
+Each optional ability of ``chronica.interfaces.BaseStore`` has its suite too, for a
+store that sets its ``supports_*`` flag: ``AppendConformance``,
+``WindowConformance``, ``ListingConformance``, ``DeleteConformance``,
+``PopConformance``, ``FollowConformance`` and ``StateConformance``. ``ALL_SUITES``
+lists every suite; ``suites_for(store)`` the ones a store must pass.
 
 The classes work under pytest as they are and as mixins of ``unittest.TestCase``
 (for a Django database, ``TransactionTestCase`` or pytest-django's
@@ -27,8 +27,7 @@ run against a persistent, shared database. Outside a test runner,
 ``run_suite(suite, factory)`` run every case.
 
 Import the suites from ``chronica.storeconformance`` itself; the modules they are
-written in (``store``, ``windows``, ``lifecycle``, ``state``, by capability, and
-``base`` for what they share) may change.
+written in may change.
 """
 
 from __future__ import annotations
@@ -37,54 +36,61 @@ from collections.abc import Callable
 from typing import Any
 
 from ..interfaces import IdempotentStore, Store
+from .append import AppendConformance
 from .base import _Base
-from .lifecycle import (
-    DeletingStoreConformance,
-    ListingStoreConformance,
-    OwnerScopedStoreConformance,
-    PoppingStoreConformance,
-)
-from .state import StateStoreConformance
+from .follow import FollowConformance
+from .lifecycle import DeleteConformance, ListingConformance, PopConformance
+from .state import StateConformance
 from .store import IdempotentStoreConformance, StoreConformance
-from .windows import BatchStoreConformance, PagingStoreConformance, WindowStoreConformance
+from .windows import WindowConformance
 
 __all__ = [
     "ALL_SUITES",
-    "BatchStoreConformance",
-    "DeletingStoreConformance",
+    "AppendConformance",
+    "DeleteConformance",
+    "FollowConformance",
     "IdempotentStoreConformance",
-    "ListingStoreConformance",
-    "OwnerScopedStoreConformance",
-    "PagingStoreConformance",
-    "PoppingStoreConformance",
-    "StateStoreConformance",
+    "ListingConformance",
+    "PopConformance",
+    "StateConformance",
     "StoreConformance",
-    "WindowStoreConformance",
+    "WindowConformance",
     "run_idempotent_test",
     "run_suite",
     "run_test",
+    "suites_for",
 ]
 
 
 ALL_SUITES: dict[str, type[_Base]] = {
     "Store": StoreConformance,
     "IdempotentStore": IdempotentStoreConformance,
-    "BatchStore": BatchStoreConformance,
-    "WindowStore": WindowStoreConformance,
-    "ListingStore": ListingStoreConformance,
-    "DeletingStore": DeletingStoreConformance,
-    "PoppingStore": PoppingStoreConformance,
-    "OwnerScopedStore": OwnerScopedStoreConformance,
+    "append": AppendConformance,
+    "window": WindowConformance,
+    "listing": ListingConformance,
+    "delete": DeleteConformance,
+    "pop": PopConformance,
+    "follow": FollowConformance,
+    "state": StateConformance,
 }
-"""Every suite, by the name of the capability (in ``chronica.interfaces``) it specifies."""
+"""Every suite: the seed's two by the protocol they specify, the others by the ability
+(``supports_<name>``) they specify."""
+
+
+def suites_for(store: Any) -> list[type[_Base]]:
+    """The suites ``store`` must pass: ``Store``'s, ``IdempotentStore``'s if it is one,
+    and one for each ``supports_*`` flag it sets."""
+    suites: list[type[_Base]] = [StoreConformance]
+    if isinstance(store, IdempotentStore):
+        suites.append(IdempotentStoreConformance)
+    for suite in ALL_SUITES.values():
+        if suite.ability and getattr(store, f"supports_{suite.ability}", False):
+            suites.append(suite)
+    return suites
 
 
 def run_suite(suite: type[_Base], factory: Callable[[], Any]) -> None:
     """Run every case of ``suite`` on stores made by ``factory``; raise on the first failure."""
-    _run_cases(suite, factory)
-
-
-def _run_cases(suite: type[_Base], factory: Callable[[], Any]) -> None:
     runner = type("Runner", (suite,), {"make_store": lambda self: factory()})()
     for name in sorted(dir(runner)):
         if name.startswith("test_"):
@@ -95,9 +101,9 @@ def run_test(factory: Callable[[], Store]) -> None:
     """Run every ``StoreConformance`` case on stores made by ``factory``.
 
     Raises ``AssertionError`` on the first failure."""
-    _run_cases(StoreConformance, factory)
+    run_suite(StoreConformance, factory)
 
 
 def run_idempotent_test(factory: Callable[[], IdempotentStore]) -> None:
     """Run every ``IdempotentStoreConformance`` case; raise on the first failure."""
-    _run_cases(IdempotentStoreConformance, factory)
+    run_suite(IdempotentStoreConformance, factory)

@@ -34,6 +34,10 @@ def _expect_raises(error: type[Exception], call: Callable[[], Any], what: str) -
 
 
 class _Base:
+    ability = ""
+    """The ``supports_*`` flag (``chronica.interfaces.ABILITIES``) a store under this
+    suite must set; empty for the seed's suites."""
+
     concurrency = 40
     """How many threads the concurrent cases start."""
 
@@ -67,8 +71,12 @@ class _Base:
         """Six acta with token counts 10, 20, 30, 40, 50, 60; kinds M, T, M, T, M, T."""
         cid = self.new_chronicum(store).id
         acta = [self.actum(cid, f"a{i}", kind=(M, T)[i % 2]) for i in range(6)]
-        stored = store.record_batch(acta, None, [10, 20, 30, 40, 50, 60]).acta
-        return cid, stored
+        recorded = store.append(None, cid, acta, tokens=[10, 20, 30, 40, 50, 60])
+        return cid, recorded.acta
+
+    def labelled(self, chronicum_id: str, size: int, label: str = "b") -> list[Actum]:
+        """``size`` acta whose contents are ``label`` and their position."""
+        return [self.actum(chronicum_id, f"{label}{i}") for i in range(size)]
 
     @staticmethod
     def actum(

@@ -1,36 +1,28 @@
-"""The cases of ``StateStore``: state documents written with the acta."""
+"""The cases of ``supports_state``: state documents written with the acta."""
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from ..errors import ChronicumExists, ChronicumNotFound, StateConflict
-from ..values import ActaQuery, Chronicum, Recorded, StateChange, StateScope
+from ..values import ActaQuery, Recorded, StateChange, StateScope
 from .base import _Base, _expect, _expect_raises
 
 
-class StateStoreConformance(_Base):
-    """The cases every ``StateStore`` must pass: state documents written with the acta,
-    all or nothing, the owner checked in the same step, none lost under concurrency."""
+class StateConformance(_Base):
+    """The cases every store with ``supports_state`` must pass: state documents written
+    with the acta (``append(state=...)``), all or nothing, the owner checked in the
+    same step, none lost under concurrency."""
 
+    ability = "state"
     namespace = "conformance"
 
     def change(self, scope: StateScope = StateScope.CHRONICUM, **fields: Any) -> StateChange:
         return StateChange(namespace=self.namespace, scope=scope, **fields)
 
     def fresh(self, store: Any, owner_id: str = "ardian", **state: Any) -> str:
-        now = dt.datetime.now(dt.UTC)
         cid = self.new_id()
-        created = store.write_state(
-            owner_id,
-            cid,
-            [],
-            None,
-            [],
-            [self.change(set=state)],
-            Chronicum(cid, owner_id, now, now),
-        )
+        created = store.append(owner_id, cid, [], state=[self.change(set=state)], create="new")
         _expect(created == Recorded([]), f"create with state answered {created!r}")
         return cid
 
@@ -42,9 +34,7 @@ class StateStoreConformance(_Base):
             self.change(StateScope.OWNER, set={"name": "Ardian"}),
             self.change(StateScope.NAMESPACE, set={"city": "Jakarta"}),
         ]
-        recorded = store.write_state(
-            "ardian", cid, [self.actum(cid, "hi")], None, [1], changes, None
-        )
+        recorded = store.append("ardian", cid, [self.actum(cid, "hi")], tokens=[1], state=changes)
         _expect(recorded is not None and len(recorded.acta) == 1, f"wrote {recorded!r}")
         view = store.read_state("ardian", self.namespace, cid, ActaQuery())
         _expect(view.chronicum is not None and view.chronicum.id == cid, "the chronicum")
@@ -53,19 +43,15 @@ class StateStoreConformance(_Base):
         _expect(view.namespace_state == {"city": "Jakarta"}, "namespace state")
         _expect(view.acta == recorded.acta if recorded else False, "the window")
         replaced = [self.change(set={"only": True}, replace=True)]
-        store.write_state("ardian", cid, [], None, [], replaced, None)
+        store.append("ardian", cid, [], state=replaced)
         again = store.read_state("ardian", self.namespace, cid, None)
         _expect(again.chronicum_state == {"only": True} and again.acta is None, "replaced")
 
     def test_owner_state_is_the_owners_and_namespace_state_everyones(self) -> None:
         store = self.make_store()
         mine, theirs = self.fresh(store, "ardian"), self.fresh(store, "rafa")
-        store.write_state(
-            "ardian", mine, [], None, [], [self.change(StateScope.OWNER, set={"a": 1})], None
-        )
-        store.write_state(
-            "rafa", theirs, [], None, [], [self.change(StateScope.NAMESPACE, set={"n": 2})], None
-        )
+        store.append("ardian", mine, [], state=[self.change(StateScope.OWNER, set={"a": 1})])
+        store.append("rafa", theirs, [], state=[self.change(StateScope.NAMESPACE, set={"n": 2})])
         rafa = store.read_state("rafa", self.namespace, mine, ActaQuery())
         _expect(rafa.chronicum is None and rafa.chronicum_state is None, "not rafa's chronicum")
         _expect(rafa.acta is None and rafa.owner_state == {}, "nor ardian's owner state")
@@ -77,16 +63,13 @@ class StateStoreConformance(_Base):
         store = self.make_store()
         cid = self.fresh(store, k="v")
         for owner, chronicum_id in (("rafa", cid), ("ardian", self.new_id("missing"))):
-            got = store.write_state(
+            got = store.append(
                 owner,
                 chronicum_id,
                 [self.actum(chronicum_id, "intruder")],
-                None,
-                [1],
-                [self.change(set={"k": "x"}), self.change(StateScope.OWNER, set={"x": 1})],
-                None,
+                state=[self.change(set={"k": "x"}), self.change(StateScope.OWNER, set={"x": 1})],
             )
-            _expect(got is None, f"write_state({owner!r}) answered {got!r}")
+            _expect(got is None, f"append({owner!r}) answered {got!r}")
         view = store.read_state("ardian", self.namespace, cid, ActaQuery())
         _expect(view.chronicum_state == {"k": "v"} and view.acta == [], "nothing written")
         _expect(store.read_state("rafa", self.namespace, None, None).owner_state == {}, "nor that")
@@ -100,41 +83,31 @@ class StateStoreConformance(_Base):
         ]
         _expect_raises(
             StateConflict,
-            lambda: store.write_state("ardian", cid, [self.actum(cid)], None, [1], changes, None),
+            lambda: store.append("ardian", cid, [self.actum(cid)], state=changes),
             "an expect that does not hold",
         )
         view = store.read_state("ardian", self.namespace, cid, ActaQuery())
         _expect(view.chronicum_state == {"revision": "r1"} and view.acta == [], "nothing written")
         _expect(view.owner_state == {}, "no shared state written")
-        now = dt.datetime.now(dt.UTC)
         new = self.new_id()
         _expect_raises(
             StateConflict,
-            lambda: store.write_state(
-                "ardian", new, [], None, [], changes, Chronicum(new, "ardian", now, now)
-            ),
+            lambda: store.append("ardian", new, [], state=changes, create="new"),
             "an expect that does not hold on create",
         )
         _expect_raises(ChronicumNotFound, lambda: store.get(new), "no chronicum created")
         held = [self.change(set={"revision": "r2"}, expect={"revision": "r1", "absent": None})]
-        store.write_state("ardian", cid, [], None, [], held, None)
+        store.append("ardian", cid, [], state=held)
         state = store.read_state("ardian", self.namespace, cid, None).chronicum_state
         _expect(state == {"revision": "r2"}, "an expect that holds")
 
     def test_create_of_a_taken_id_raises_and_changes_nothing(self) -> None:
         store = self.make_store()
         cid = self.fresh(store, "ardian", k="v")
-        now = dt.datetime.now(dt.UTC)
         _expect_raises(
             ChronicumExists,
-            lambda: store.write_state(
-                "rafa",
-                cid,
-                [],
-                None,
-                [],
-                [self.change(set={"k": "x"})],
-                Chronicum(cid, "rafa", now, now),
+            lambda: store.append(
+                "rafa", cid, [], state=[self.change(set={"k": "x"})], create="new"
             ),
             "a taken ID",
         )
@@ -144,12 +117,12 @@ class StateStoreConformance(_Base):
     def test_a_replay_changes_no_state_and_another_namespace_conflicts(self) -> None:
         store = self.make_store()
         cid = self.fresh(store)
-        first = store.write_state(
-            "ardian", cid, [self.actum(cid)], "k", [1], [self.change(set={"n": 1})], None
+        first = store.append(
+            "ardian", cid, [self.actum(cid)], key="k", state=[self.change(set={"n": 1})]
         )
-        store.write_state("ardian", cid, [], None, [], [self.change(set={"n": 2})], None)
-        replay = store.write_state(
-            "ardian", cid, [self.actum(cid)], "k", [1], [self.change(set={"n": 3})], None
+        store.append("ardian", cid, [], state=[self.change(set={"n": 2})])
+        replay = store.append(
+            "ardian", cid, [self.actum(cid)], key="k", state=[self.change(set={"n": 3})]
         )
         _expect(replay is not None and replay.replayed, f"a replay: {replay!r}")
         _expect(first is not None and replay is not None and replay.acta == first.acta, "same acta")
@@ -158,7 +131,7 @@ class StateStoreConformance(_Base):
         elsewhere = [StateChange(namespace="elsewhere", set={"n": 4})]
         _expect_raises(
             StateConflict,
-            lambda: store.write_state("ardian", cid, [], None, [], elsewhere, None),
+            lambda: store.append("ardian", cid, [], state=elsewhere),
             "a chronicum's state in a second namespace",
         )
 
@@ -167,26 +140,18 @@ class StateStoreConformance(_Base):
         self.namespace = self.new_id("listing")
         a = self.fresh(store, "ardian", n="a")
         b = self.fresh(store, "rafa", n="b")
-        store.write_state(
-            "ardian",
-            a,
-            [self.actum(a)],
-            None,
-            [1],
-            [self.change(StateScope.OWNER, set={"o": 1})],
-            None,
+        store.append(
+            "ardian", a, [self.actum(a)], state=[self.change(StateScope.OWNER, set={"o": 1})]
         )
-        store.write_state(
-            "rafa", b, [], None, [], [self.change(StateScope.NAMESPACE, set={"s": 1})], None
-        )
-        everyone = store.list_namespace(self.namespace, None)
+        store.append("rafa", b, [], state=[self.change(StateScope.NAMESPACE, set={"s": 1})])
+        everyone = store.list_namespace(None, self.namespace)
         _expect([c.id for c, _ in everyone.chronica] == [b, a], "oldest activity first")
         _expect([s for _, s in everyone.chronica] == [{"n": "b"}, {"n": "a"}], "with their state")
         _expect(everyone.owner_states == {"ardian": {"o": 1}}, f"{everyone.owner_states!r}")
         _expect(everyone.namespace_state == {"s": 1}, "the namespace state")
-        rafa = store.list_namespace(self.namespace, "rafa")
+        rafa = store.list_namespace("rafa", self.namespace)
         _expect([c.id for c, _ in rafa.chronica] == [b] and rafa.owner_states == {}, "rafa's")
-        _expect(store.list_namespace(self.new_id("empty"), None).chronica == [], "none")
+        _expect(store.list_namespace(None, self.new_id("empty")).chronica == [], "none")
 
     def test_concurrent_writes_lose_no_change(self) -> None:
         store = self.make_store()
@@ -199,7 +164,7 @@ class StateStoreConformance(_Base):
                 self.change(StateScope.OWNER, set={f"k{i}": i}),
                 self.change(StateScope.NAMESPACE, set={f"{cid}-{i}": i}),
             ]
-            store.write_state("ardian", cid, [self.actum(cid, str(i))], None, [1], changes, None)
+            store.append("ardian", cid, [self.actum(cid, str(i))], state=changes)
 
         self.run_threads(count, work)
         view = store.read_state("ardian", self.namespace, cid, ActaQuery())

@@ -1,113 +1,34 @@
-"""The cases of the window capabilities: batches, budgeted windows and pages."""
+"""The cases of ``window``: a page of the context window, owner-checked, with every
+field of ``ActaQuery``, and whether an older page exists."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from ..errors import ChronicumNotFound, InvalidQuery
-from ..values import ActaQuery, Actum, Recorded
-from .base import REQ, RES, M, T, _Base, _expect, _expect_raises
+from ..errors import InvalidQuery
+from ..validation import RawJSON
+from ..values import ActaQuery, Actum
+from ..windows import size
+from .base import M, T, _Base, _expect, _expect_raises
 
 
-class BatchStoreConformance(_Base):
-    """The cases every ``BatchStore`` must pass: a batch lands whole, contiguous and in
-    order, or not at all, and a keyed batch lands at most once."""
+class WindowConformance(_Base):
+    """The cases every store with ``supports_window`` must pass."""
 
-    batch_writers = 8
-    batches_per_writer = 10
+    ability = "window"
 
-    def batch(self, chronicum_id: str, size: int, label: str = "b") -> list[Actum]:
-        return [self.actum(chronicum_id, f"{label}{i}") for i in range(size)]
-
-    def test_a_batch_lands_whole_in_order_with_one_moment(self) -> None:
-        store = self.make_store()
-        cid = self.new_chronicum(store).id
-        before = store.record(self.actum(cid, "before"))
-        sent = [
-            self.actum(cid, "m", kind=M),
-            self.actum(cid, "req", kind=REQ, call_id="call-1", data={"q": "Kemang"}),
-            self.actum(cid, "", kind=RES, call_id="call-1", data=[{"name": "Rumah Teduh"}]),
-        ]
-        recorded = store.record_batch(sent, None, [5, 7, 9])
-        _expect(isinstance(recorded, Recorded), f"record_batch returned {recorded!r}")
-        _expect(not recorded.replayed, "a first write is not a replay")
-        stored = recorded.acta
-        _expect([a.id for a in stored] == [a.id for a in sent], "IDs kept, in the given order")
-        _expect(len({a.at for a in stored}) == 1, "one moment for the whole batch")
-        _expect(store.get(cid).last_activity_at == stored[0].at, "last_activity_at is that moment")
-        _expect(store.acta(cid, ActaQuery()) == [before, *stored], "the batch follows, whole")
-
-    def test_a_batch_into_a_missing_chronicum_writes_nothing(self) -> None:
-        store = self.make_store()
-        missing = self.new_id("missing")
-        _expect_raises(
-            ChronicumNotFound,
-            lambda: store.record_batch(self.batch(missing, 3), None, [1, 1, 1]),
-            "record_batch into a missing chronicum",
-        )
-        _expect_raises(ChronicumNotFound, lambda: store.get(missing), "nothing created")
-
-    def test_a_keyed_batch_is_replayed_whole_and_a_retry_discarded(self) -> None:
-        store = self.make_store()
-        cid = self.new_chronicum(store).id
-        first = store.record_batch(self.batch(cid, 3, "first"), "turn-1", [1, 1, 1])
-        last_activity = store.get(cid).last_activity_at
-        for retry in (
-            self.batch(cid, 3, "again"),
-            self.batch(cid, 5, "longer"),
-            self.batch(cid, 1),
-        ):
-            replay = store.record_batch(retry, "turn-1", [1] * len(retry))
-            _expect(replay.replayed, "a used key is a replay")
-            _expect(replay.acta == first.acta, f"the replay returned {replay.acta!r}")
-        _expect(store.acta(cid, ActaQuery()) == first.acta, "retries write nothing")
-        _expect(store.get(cid).last_activity_at == last_activity, "a replay writes nothing")
-        other = store.record_batch(self.batch(cid, 2, "other"), "turn-2", [1, 1])
-        _expect(not other.replayed, "another key is another batch")
-        prefix = store.record_batch(self.batch(cid, 1, "prefix"), "turn", [1])
-        _expect(not prefix.replayed, "a key that is a prefix of another is its own key")
-
-    def test_concurrent_batches_are_each_contiguous(self) -> None:
-        store = self.make_store()
-        cid = self.new_chronicum(store).id
-        size = 5
-
-        def write(writer: int) -> None:
-            for n in range(self.batches_per_writer):
-                store.record_batch(self.batch(cid, size, f"w{writer}-{n}-"), None, [1] * size)
-
-        self.run_threads(self.batch_writers, write)
-        acta = store.acta(cid, ActaQuery())
-        _expect(
-            len(acta) == self.batch_writers * self.batches_per_writer * size,
-            f"{len(acta)} acta stored",
-        )
-        for start in range(0, len(acta), size):
-            labels = [a.content for a in acta[start : start + size]]
-            head = labels[0][:-1]
-            _expect(
-                labels == [f"{head}{i}" for i in range(size)],
-                f"batch {head} is not contiguous and in order: {labels}",
-            )
-
-    def test_concurrent_calls_with_one_key_store_one_batch(self) -> None:
-        store = self.make_store()
-        cid = self.new_chronicum(store).id
-        results = self.run_threads(
-            self.concurrency,
-            lambda i: store.record_batch(self.batch(cid, 3, f"t{i}-"), "turn-1", [1, 1, 1]),
-        )
-        stored = store.acta(cid, ActaQuery())
-        _expect(len(stored) == 3, f"{len(stored)} acta stored for one keyed batch of 3")
-        _expect(all(r.acta == stored for r in results), "every caller gets the stored batch")
-        _expect(sum(not r.replayed for r in results) == 1, "exactly one caller wrote it")
-
-
-class WindowStoreConformance(_Base):
-    """The cases every ``WindowStore`` must pass: ``before`` and ``max_tokens``."""
+    def page(self, store: Any, cid: str, **query: Any) -> tuple[list[str], bool]:
+        acta, more = self.read(store, cid, **query)
+        return [a.content for a in acta], more
 
     def contents(self, store: Any, cid: str, **query: Any) -> list[str]:
-        return [a.content for a in store.acta(cid, ActaQuery(**query))]
+        return [a.content for a in self.read(store, cid, **query)[0]]
+
+    def read(self, store: Any, cid: str, **query: Any) -> tuple[list[Actum], bool]:
+        found = store.window("ardian", cid, ActaQuery(**query))
+        _expect(found is not None, f"window of ardian's chronicum: {found!r}")
+        return found  # type: ignore[no-any-return]
 
     def test_before_pages_back(self) -> None:
         store = self.make_store()
@@ -131,7 +52,9 @@ class WindowStoreConformance(_Base):
         for before in ("no-such-actum", other_acta[2].id):
             _expect_raises(
                 InvalidQuery,
-                lambda before=before: store.acta(cid, ActaQuery(before=before)),  # type: ignore[misc]
+                lambda before=before: store.window(  # type: ignore[misc]
+                    "ardian", cid, ActaQuery(before=before)
+                ),
                 f"before={before!r}",
             )
 
@@ -165,25 +88,11 @@ class WindowStoreConformance(_Base):
         store = self.make_store()
         cid = self.new_chronicum(store).id
         # 4 + ceil(bytes / 3.5): 4 + 4 for "Rumah Teduh" (11 bytes), 4 + 2 for "🍽" (4 bytes).
-        store.record_batch(
-            [self.actum(cid, "Rumah Teduh"), self.actum(cid, "🍽")], None, [None, None]
-        )
+        store.append("ardian", cid, [self.actum(cid, "Rumah Teduh"), self.actum(cid, "🍽")])
         got = self.contents(store, cid, max_tokens=13)
         _expect(got == ["🍽"], f"within 13 tokens: {got}")
         got = self.contents(store, cid, max_tokens=14)
         _expect(got == ["Rumah Teduh", "🍽"], f"within 14 tokens: {got}")
-
-
-class PagingStoreConformance(_Base):
-    """The cases every ``PagingStore`` must pass: the window of ``acta_if_owner`` and
-    whether an older actum passes the filters, from one read."""
-
-    def page(self, store: Any, cid: str, **query: Any) -> tuple[list[str], bool]:
-        found = store.acta_page_if_owner("ardian", cid, ActaQuery(**query))
-        _expect(found is not None, f"acta_page_if_owner of ardian's chronicum: {found!r}")
-        acta, more = found
-        _expect(acta == store.acta(cid, ActaQuery(**query)), f"the window of {query}")
-        return [a.content for a in acta], more
 
     def test_more_when_an_older_actum_passes_the_filters(self) -> None:
         store = self.make_store()
@@ -225,10 +134,38 @@ class PagingStoreConformance(_Base):
         store = self.make_store()
         cid, _ = self.dinner(store)
         for owner, chronicum_id in (("rafa", cid), ("ardian", self.new_id("missing"))):
-            got = store.acta_page_if_owner(owner, chronicum_id, ActaQuery(last_n=1))
-            _expect(got is None, f"acta_page_if_owner({owner!r}, {chronicum_id!r}): {got!r}")
+            got = store.window(owner, chronicum_id, ActaQuery(last_n=1))
+            _expect(got is None, f"window({owner!r}, {chronicum_id!r}): {got!r}")
         _expect_raises(
             InvalidQuery,
-            lambda: store.acta_page_if_owner("ardian", cid, ActaQuery(before="no-such-actum")),
+            lambda: store.window("ardian", cid, ActaQuery(before="no-such-actum")),
             "before an actum that is not there",
         )
+
+    def test_max_bytes_keeps_the_newest_that_fit_and_always_one(self) -> None:
+        store = self.make_store()
+        cid, acta = self.dinner(store)
+        weight = size(acta[5])
+        for budget, want in [
+            (1, (["a5"], True)),  # the newest always
+            (weight * 2, (["a4", "a5"], True)),
+            (weight * 2 + 1, (["a4", "a5"], True)),
+            (weight * 6, (["a0", "a1", "a2", "a3", "a4", "a5"], False)),
+        ]:
+            got = self.page(store, cid, max_bytes=budget)
+            _expect(got == want, f"max_bytes={budget}: {got}, want {want}")
+        got = self.page(store, cid, max_bytes=weight * 3, last_n=2)
+        _expect(got == (["a4", "a5"], True), f"both limits hold: {got}")
+        got = self.page(store, cid, max_bytes=weight * 3, max_tokens=60)
+        _expect(got == (["a5"], True), f"the byte budget and the token budget: {got}")
+
+    def test_raw_data_is_the_stored_json_text(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store).id
+        data = {"area": "Kemang", "party": 4, "quiet": True, "places": ["Rumah Teduh"]}
+        store.append("ardian", cid, [self.actum(cid, "req", data=data), self.actum(cid, "x")])
+        (with_data, without), _more = self.read(store, cid, raw_data=True)
+        _expect(isinstance(with_data.data, RawJSON), f"raw data: {with_data.data!r}")
+        text = with_data.data.text
+        _expect(json.loads(text) == data, f"the stored text {text!r}")
+        _expect(without.data is None, "no data stays None")

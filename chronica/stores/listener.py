@@ -106,12 +106,20 @@ def listen_alias(alias: str) -> str:
     return chronica_settings.LISTEN_DATABASE or alias
 
 
+def connection_params(alias: str) -> dict[str, Any]:
+    """The keyword arguments of ``psycopg.connect()`` for the Django database ``alias``,
+    built by Django's backend as for its own connections, less its cursor class."""
+    from django.db import connections
+
+    params: dict[str, Any] = connections.create_connection(alias).get_connection_params()
+    params.pop("cursor_factory", None)
+    return params
+
+
 def listen(alias: str, chronicum_id: str) -> _Subscription:
     """Wake-ups for one follower of ``chronicum_id`` on the PostgreSQL database
     ``alias`` (or ``CHRONICA["LISTEN_DATABASE"]``), in the running event loop, from
     this process's LISTEN connection."""
-    from .pg_async import connection_params
-
     params = connection_params(listen_alias(alias))
     key = tuple(sorted((k, v) for k, v in params.items() if isinstance(v, str | int | float)))
     loop = asyncio.get_running_loop()

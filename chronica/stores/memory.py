@@ -1,23 +1,25 @@
 """A store that keeps everything in this process: for tests and development.
 
-Thread-safe: a lock per chronicum guards its acta and its idempotency keys.
-Its keys grow without bound, and nothing survives the process.
+Thread-safe: a lock per chronicum guards its acta, its keys and its state; what the
+owner check and the work need happens under it. Its keys grow without bound, and
+nothing survives the process.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import datetime as dt
 import itertools
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 from ..errors import ChronicumExists, ChronicumNotFound, InvalidQuery, StateConflict
+from ..interfaces import BaseStore, Create, FollowPage, WindowPage
 from ..states import DocumentKey, apply_all, document_key
 from ..tokens import content_tokens
+from ..validation import RawJSON, dumps_data
 from ..values import (
     ActaQuery,
     Actum,
@@ -28,11 +30,9 @@ from ..values import (
     StateScope,
     StateView,
 )
-from ..windows import cut_page, cut_window, matcher
+from ..windows import cut_page, matcher, size
 
 __all__ = ["InMemoryStore"]
-
-_T = TypeVar("_T")
 
 
 @dataclasses.dataclass
@@ -50,10 +50,16 @@ class _Entry:
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
 
-class InMemoryStore:
-    """Every capability of a chronica store, in a dict. Not shared between processes."""
+class InMemoryStore(BaseStore):
+    """Every ability of a chronica store, in a dict. Not shared between processes."""
 
-    supports_windows = True
+    supports_append = True
+    supports_window = True
+    supports_listing = True
+    supports_delete = True
+    supports_pop = True
+    supports_follow = True
+    supports_state = True
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -64,19 +70,8 @@ class InMemoryStore:
         self._shared: dict[DocumentKey, dict[str, Any]] = {}
         self._shared_lock = threading.Lock()
 
-    def _entry(self, chronicum_id: str) -> _Entry:
-        try:
-            return self._entries[chronicum_id]
-        except KeyError:
-            raise ChronicumNotFound(chronicum_id) from None
-
-    def _owned(self, chronicum_id: str, owner_id: str) -> _Entry:
-        entry = self._entry(chronicum_id)
-        if entry.chronicum.owner_id != owner_id:
-            raise ChronicumNotFound(chronicum_id)
-        return entry
-
-    # -- Store ----------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"<InMemoryStore chronica={len(self._entries)}>"
 
     def create(self, chronicum: Chronicum) -> None:
         with self._lock:
@@ -85,72 +80,79 @@ class InMemoryStore:
             self._entries[chronicum.id] = _Entry(chronicum)
 
     def get(self, chronicum_id: str) -> Chronicum:
-        return self._entry(chronicum_id).chronicum
+        try:
+            return self._entries[chronicum_id].chronicum
+        except KeyError:
+            raise ChronicumNotFound(chronicum_id) from None
 
-    def record(self, actum: Actum) -> Actum:
-        return self.record_batch([actum], None, [None]).acta[0]
+    def _locked(self, owner_id: str | None, chronicum_id: str) -> _Entry | None:
+        """The entry of ``owner_id``'s chronicum, its lock taken (the caller releases
+        it); ``None``, no lock held, where it is missing or another owner's. The entry
+        looked up before the lock may have been deleted meanwhile, and its ID taken."""
+        entry = self._entries.get(chronicum_id)
+        if entry is None:
+            return None
+        entry.lock.acquire()
+        if self._entries.get(chronicum_id) is not entry or (
+            owner_id is not None and entry.chronicum.owner_id != owner_id
+        ):
+            entry.lock.release()
+            return None
+        return entry
 
-    def record_idempotent(self, actum: Actum, key: str) -> Actum:
-        return self.record_batch([actum], key, [None]).acta[0]
+    def _created(self, owner_id: str | None, chronicum_id: str, create: Create) -> _Entry | None:
+        """``_locked``, after creating the chronicum as ``create`` says."""
+        now = dt.datetime.now(dt.UTC)
+        with self._lock:
+            taken = chronicum_id in self._entries
+            if create == "new" and taken:
+                raise ChronicumExists(chronicum_id)
+            if not taken and owner_id is not None:
+                self._entries[chronicum_id] = _Entry(Chronicum(chronicum_id, owner_id, now, now))
+        return self._locked(owner_id, chronicum_id)
 
-    def acta(self, chronicum_id: str, query: ActaQuery) -> list[Actum]:
-        acta = self._read(self._entry(chronicum_id), query, None, cut_window)
-        assert acta is not None
-        return acta
+    # -- append ---------------------------------------------------------------
 
-    # -- capabilities ---------------------------------------------------------
-
-    def record_batch(
-        self, acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
-    ) -> Recorded:
-        recorded = self._append(self._entry(acta[0].chronicum_id), acta, key, tokens, None)
-        assert recorded is not None
-        return recorded
-
-    def record_batch_if_owner(
+    def append(
         self,
-        owner_id: str,
+        owner_id: str | None,
+        chronicum_id: str,
         acta: Sequence[Actum],
-        key: str | None,
-        tokens: Sequence[int | None],
+        *,
+        key: str | None = None,
+        tokens: Sequence[int | None] | None = None,
+        state: Sequence[StateChange] = (),
+        create: Create | None = None,
+        credential: str | None = None,
     ) -> Recorded | None:
-        entry = self._entries.get(acta[0].chronicum_id)
+        # (credentials live on a Django database: this store keeps none)
+        entry = (
+            self._locked(owner_id, chronicum_id)
+            if create is None
+            else self._created(owner_id, chronicum_id, create)
+        )
         if entry is None:
             return None
         try:
-            return self._append(entry, acta, key, tokens, owner_id)
-        except ChronicumNotFound:
-            return None  # deleted while we waited for its lock
-
-    def acta_if_owner(
-        self, owner_id: str, chronicum_id: str, query: ActaQuery
-    ) -> list[Actum] | None:
-        entry = self._entries.get(chronicum_id)
-        return None if entry is None else self._read(entry, query, owner_id, cut_window)
-
-    def acta_page_if_owner(
-        self, owner_id: str, chronicum_id: str, query: ActaQuery
-    ) -> tuple[list[Actum], bool] | None:
-        entry = self._entries.get(chronicum_id)
-        return None if entry is None else self._read(entry, query, owner_id, cut_page)
-
-    def _append(
-        self,
-        entry: _Entry,
-        acta: Sequence[Actum],
-        key: str | None,
-        tokens: Sequence[int | None],
-        owner_id: str | None,
-    ) -> Recorded | None:
-        """Append to ``entry`` under its lock, where the owner is checked too: the entry
-        looked up before the lock may have been deleted, and its ID taken by another
-        owner, meanwhile (``None`` for another owner's, as ``record_batch_if_owner``)."""
-        with entry.lock:
-            if self._entries.get(entry.chronicum.id) is not entry:
-                raise ChronicumNotFound(entry.chronicum.id)  # deleted while we waited
-            if owner_id is not None and entry.chronicum.owner_id != owner_id:
-                return None
-            return self._append_locked(entry, acta, key, tokens)
+            if (replay := self._replay(entry, key)) is not None:
+                return replay
+            with self._shared_lock:
+                try:
+                    after = self._apply(entry, owner_id or entry.chronicum.owner_id, state)
+                except StateConflict:
+                    if create == "new":
+                        with self._lock:
+                            del self._entries[chronicum_id]  # nothing of the write stays
+                    raise
+                recorded = self._add(entry, acta, key, tokens or [None] * len(acta))
+                for (scope, namespace, subject), document in after.items():
+                    if scope is StateScope.CHRONICUM:
+                        entry.namespace, entry.state = namespace, document
+                    else:
+                        self._shared[(scope, namespace, subject)] = document
+            return recorded
+        finally:
+            entry.lock.release()
 
     def _replay(self, entry: _Entry, key: str | None) -> Recorded | None:
         if key is not None and key in entry.keys:
@@ -160,11 +162,33 @@ class InMemoryStore:
                 return Recorded(stored, replayed=True)
         return None
 
-    def _append_locked(
+    def _apply(
+        self, entry: _Entry, owner_id: str, changes: Sequence[StateChange]
+    ) -> dict[DocumentKey, dict[str, Any]]:
+        """The documents ``changes`` make (``StateConflict`` if they cannot)."""
+        if not changes:
+            return {}
+        chronicum_id = entry.chronicum.id
+        for change in changes:
+            if change.scope is StateScope.CHRONICUM and entry.namespace not in (
+                None,
+                change.namespace,
+            ):
+                raise StateConflict(
+                    f"chronicum {chronicum_id!r} keeps its state in {entry.namespace!r},"
+                    f" not {change.namespace!r}"
+                )
+        before: dict[DocumentKey, dict[str, Any] | None] = {
+            key: self._shared.get(key)
+            for key in (document_key(c, owner_id, chronicum_id) for c in changes)
+        }
+        if entry.namespace is not None:
+            before[(StateScope.CHRONICUM, entry.namespace, chronicum_id)] = entry.state
+        return apply_all(before, changes, owner_id, chronicum_id)
+
+    def _add(
         self, entry: _Entry, acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
     ) -> Recorded:
-        if (replay := self._replay(entry, key)) is not None:
-            return replay
         if not acta:
             return Recorded([])
         at = dt.datetime.now(dt.UTC)
@@ -179,32 +203,25 @@ class InMemoryStore:
         entry.chronicum = dataclasses.replace(entry.chronicum, last_activity_at=at)
         return Recorded(stored)
 
-    def _read(
-        self,
-        entry: _Entry,
-        query: ActaQuery,
-        owner_id: str | None,
-        cut: Callable[[list[Actum], ActaQuery, Callable[[Actum], int]], _T],
-        *,
-        locked: bool = False,
-    ) -> _T | None:
-        """``cut`` (the window, or the page) of ``query`` on ``entry``, from the acta
-        read under its lock (already held, with ``locked``) with the owner checked
-        there (``None`` for another owner's, or one deleted meanwhile)."""
-        with contextlib.nullcontext() if locked else entry.lock:
-            if owner_id is not None and (
-                entry.chronicum.owner_id != owner_id
-                or self._entries.get(entry.chronicum.id) is not entry
-            ):
-                return None
-            acta = list(entry.acta)
-            tokens = dict(entry.tokens)
+    # -- reading --------------------------------------------------------------
+
+    def window(
+        self, owner_id: str | None, chronicum_id: str, query: ActaQuery
+    ) -> WindowPage | None:
+        entry = self._locked(owner_id, chronicum_id)
+        if entry is None:
+            return None
+        try:
+            acta, tokens = list(entry.acta), dict(entry.tokens)
+        finally:
+            entry.lock.release()
 
         def count(actum: Actum) -> int:
             found = tokens.get(actum.id)
             return content_tokens(actum.content) if found is None else found
 
-        return cut(acta, query, count)
+        window, more = cut_page(acta, query, count)
+        return _as_read(window, query), more
 
     def list_chronica(self, owner_id: str, limit: int, after: Chronicum | None) -> list[Chronicum]:
         with self._lock:
@@ -216,117 +233,68 @@ class InMemoryStore:
             mine = [c for c in mine if (c.last_activity_at, last_id) < (at, c.id)]
         return mine[:limit]
 
-    def delete(self, chronicum_id: str, owner_id: str) -> None:
+    def delete(self, owner_id: str, chronicum_id: str) -> bool:
         with self._lock:
-            entry = self._owned(chronicum_id, owner_id)
+            entry = self._entries.get(chronicum_id)
+            if entry is None or entry.chronicum.owner_id != owner_id:
+                return False
             with entry.lock:
                 del self._entries[chronicum_id]
+        return True
 
-    def pop(self, chronicum_id: str, owner_id: str) -> Actum | None:
-        entry = self._owned(chronicum_id, owner_id)
-        with entry.lock:
-            if self._entries.get(chronicum_id) is not entry:
-                raise ChronicumNotFound(chronicum_id)
+    def pop(self, owner_id: str, chronicum_id: str) -> Actum | None:
+        entry = self._locked(owner_id, chronicum_id)
+        if entry is None:
+            raise ChronicumNotFound(chronicum_id)
+        try:
             if not entry.acta:
                 return None
             actum = entry.acta.pop()
             entry.positions.pop()
             entry.tokens.pop(actum.id, None)
             return actum
-
-    def follow_position(self, owner_id: str, chronicum_id: str, after: str | None) -> int | None:
-        entry = self._entries.get(chronicum_id)
-        if entry is None or entry.chronicum.owner_id != owner_id:
-            return None
-        with entry.lock:
-            if after is None:
-                return entry.positions[-1] if entry.positions else 0
-            for actum, position in zip(
-                reversed(entry.acta), reversed(entry.positions), strict=True
-            ):
-                if actum.id == after:
-                    return position
-        raise InvalidQuery(f"after={after!r} is not an actum of this chronicum")
+        finally:
+            entry.lock.release()
 
     def acta_after(
-        self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
-    ) -> tuple[list[Actum], int] | None:
-        entry = self._entries.get(chronicum_id)
-        if entry is None or entry.chronicum.owner_id != owner_id:
-            return None
-        with entry.lock:
-            newer = [
-                (a, p) for a, p in zip(entry.acta, entry.positions, strict=True) if p > position
-            ]
-        keep = matcher(query)
-        page = [(a, p) for a, p in newer if keep(a)][:limit]
-        if len(page) >= limit:
-            return [a for a, _ in page], page[-1][1]
-        return [a for a, _ in page], max([position, *(p for _, p in newer)])
-
-    # -- state ----------------------------------------------------------------
-
-    def write_state(
         self,
         owner_id: str,
         chronicum_id: str,
-        acta: Sequence[Actum],
-        key: str | None,
-        tokens: Sequence[int | None],
-        changes: Sequence[StateChange],
-        create: Chronicum | None,
-    ) -> Recorded | None:
-        with contextlib.ExitStack() as held:
-            if create is not None:
-                # Created under its own lock: nobody sees it before its state is in.
-                entry: _Entry | None = _Entry(create)
-                assert entry is not None
-                held.enter_context(entry.lock)
-                with self._lock:
-                    if create.id in self._entries:
-                        raise ChronicumExists(create.id)
-                    self._entries[create.id] = entry
-            else:
-                entry = self._entries.get(chronicum_id)
-                if entry is None:
-                    return None
-                held.enter_context(entry.lock)
-            held.enter_context(self._shared_lock)
-            if self._entries.get(chronicum_id) is not entry:
-                return None  # deleted while we waited for its lock
-            if entry.chronicum.owner_id != owner_id:
-                return None
-            if (replay := self._replay(entry, key)) is not None:
-                return replay
-            for change in changes:
-                if change.scope is StateScope.CHRONICUM and entry.namespace not in (
-                    None,
-                    change.namespace,
-                ):
-                    raise StateConflict(
-                        f"chronicum {chronicum_id!r} keeps its state in {entry.namespace!r},"
-                        f" not {change.namespace!r}"
-                    )
-            before: dict[DocumentKey, dict[str, Any] | None] = {
-                key: self._shared.get(key)
-                for key in (document_key(c, owner_id, chronicum_id) for c in changes)
-            }
-            if entry.namespace is not None:
-                before[(StateScope.CHRONICUM, entry.namespace, chronicum_id)] = entry.state
-            try:
-                after = apply_all(before, changes, owner_id, chronicum_id)
-            except StateConflict:
-                if create is not None:
-                    with self._lock:
-                        del self._entries[create.id]
-                raise
-            recorded = self._append_locked(entry, acta, key, tokens)
-            for (scope, namespace, subject), document in after.items():
-                if scope is StateScope.CHRONICUM:
-                    entry.namespace, entry.state = namespace, document
-                else:
-                    self._shared[(scope, namespace, subject)] = document
-            return recorded
+        query: ActaQuery,
+        position: int | str | None,
+        limit: int,
+    ) -> FollowPage | None:
+        entry = self._locked(owner_id, chronicum_id)
+        if entry is None:
+            return None
+        try:
+            positions = list(zip(entry.acta, entry.positions, strict=True))
+        finally:
+            entry.lock.release()
+        newest = positions[-1][1] if positions else 0
+        if position is None:
+            return [], newest, False
+        if isinstance(position, str):
+            found = [p for a, p in positions if a.id == position]
+            if not found:
+                raise InvalidQuery(f"after={position!r} is not an actum of this chronicum")
+            position = found[-1]
+        keep = matcher(query)
+        page: list[tuple[Actum, int]] = []
+        room = query.max_bytes
+        for actum, at in positions:
+            if at <= position or not keep(actum):
+                continue
+            if len(page) == limit:
+                return _as_read([a for a, _ in page], query), page[-1][1], True
+            if room is not None:
+                room -= size(actum)
+                if room < 0 and page:
+                    return _as_read([a for a, _ in page], query), page[-1][1], True
+            page.append((actum, at))
+        return _as_read([a for a, _ in page], query), max(position, newest), False
+
+    # -- state ----------------------------------------------------------------
 
     def read_state(
         self,
@@ -335,25 +303,24 @@ class InMemoryStore:
         chronicum_id: str | None,
         query: ActaQuery | None,
     ) -> StateView:
-        entry = None if chronicum_id is None else self._entries.get(chronicum_id)
         chronicum, state, acta = None, None, None
+        entry = None if chronicum_id is None else self._locked(owner_id, chronicum_id)
         if entry is not None:
-            with entry.lock:
-                if (
-                    entry.chronicum.owner_id == owner_id
-                    and self._entries.get(entry.chronicum.id) is entry
-                ):
-                    chronicum = entry.chronicum
-                    if entry.namespace == namespace:
-                        state = copy.deepcopy(entry.state)
-                    if query is not None:
-                        acta = self._read(entry, query, None, cut_window, locked=True)
+            try:
+                chronicum = entry.chronicum
+                if entry.namespace == namespace:
+                    state = copy.deepcopy(entry.state)
+            finally:
+                entry.lock.release()
+            if query is not None and chronicum_id is not None:
+                page = self.window(owner_id, chronicum_id, query)
+                acta = None if page is None else page[0]
         with self._shared_lock:
             owner = copy.deepcopy(self._shared.get((StateScope.OWNER, namespace, owner_id), {}))
             shared = copy.deepcopy(self._shared.get((StateScope.NAMESPACE, namespace, ""), {}))
         return StateView(chronicum, state, owner, shared, acta)
 
-    def list_namespace(self, namespace: str, owner_id: str | None) -> NamespaceListing:
+    def list_namespace(self, owner_id: str | None, namespace: str) -> NamespaceListing:
         with self._lock:
             entries = [
                 e
@@ -376,5 +343,12 @@ class InMemoryStore:
             shared = copy.deepcopy(self._shared.get((StateScope.NAMESPACE, namespace, ""), {}))
         return NamespaceListing(listed, owner_states, shared)
 
-    def __repr__(self) -> str:
-        return f"<InMemoryStore chronica={len(self._entries)}>"
+
+def _as_read(acta: list[Actum], query: ActaQuery) -> list[Actum]:
+    """The acta as a read hands them back: with ``raw_data``, data as its JSON text."""
+    if not query.raw_data:
+        return acta
+    return [
+        a if a.data is None else dataclasses.replace(a, data=RawJSON(dumps_data(a.data)))
+        for a in acta
+    ]

@@ -19,6 +19,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from django.urls import reverse
 from google.adk.agents import LlmAgent
+from google.adk.agents.run_config import RunConfig
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.events.event import Event
 from google.adk.models.base_llm import BaseLlm
@@ -26,12 +27,20 @@ from google.adk.models.llm_request import LlmRequest
 from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import Runner
 from google.adk.sessions import Session
+from google.adk.sessions.base_session_service import GetSessionConfig
 from google.genai import types
 from pydantic import Field
 
 from chronica import services
 from chronica.integrations.google_adk import ChronicaSessionService, chronicum_id
-from example_project.dinner.scenario import BOOKING_REPLY, CHRONICUM, SEVEN
+from example_project.dinner.scenario import (
+    BIRTHDAY,
+    BOOKING_CAKE,
+    BOOKING_REPLY,
+    CAKE_SHOP,
+    CHRONICUM,
+    SEVEN,
+)
 
 APP = "dinner"
 SESSION = f"{CHRONICUM}-adk"
@@ -150,3 +159,49 @@ def adk_dinner(owner_id: str) -> list[str]:
     # The example project serves the admin; the chronicum's page lists every event.
     lines.append(f"  in the admin: {reverse('admin:chronica_chronicum_change', args=[cid])}")
     return lines
+
+
+# -- booking's turn in the session every framework shares ----------------------------
+
+
+def add_to_booking(note: str) -> dict[str, Any]:
+    """Add ``note`` to the table's booking at the restaurant."""
+    return {"confirmation": "RT-4821", "note": note, "updated": True}
+
+
+def booking() -> LlmAgent:
+    """The booking agent alone (no transfers), on a fresh script."""
+    return LlmAgent(
+        name="booking",
+        description="Holds tables and tells restaurants what the guests need.",
+        model=ScriptedLlm(
+            model="booking",
+            script=[
+                _call("add_to_booking", note=f"Birthday cake from {CAKE_SHOP}, after dinner."),
+                types.Part(text=BOOKING_CAKE),
+            ],
+        ),
+        tools=[add_to_booking],
+    )
+
+
+BOOKING_WINDOW = GetSessionConfig(num_recent_events=4)
+
+
+async def booking_turn(owner_id: str, chronicum_id: str, identity: services.Identity) -> None:
+    """booking reads its window of the shared session (the last four events, whoever
+    wrote them) and updates the booking, with its own credential. ADK's runner starts a
+    turn with the person's message: the person recorded it already, so it is not
+    written again (``ChronicaSessionService`` with an agent's credential)."""
+    service = ChronicaSessionService(session_ids="plain", identity=identity)
+    await service.create_session(app_name=APP, user_id=owner_id, session_id=chronicum_id)
+    runner = Runner(app_name=APP, agent=booking(), session_service=service)
+    message = types.Content(role="user", parts=[types.Part(text=BIRTHDAY)])
+    with _quiet():
+        async for _ in runner.run_async(
+            user_id=owner_id,
+            session_id=chronicum_id,
+            new_message=message,
+            run_config=RunConfig(get_session_config=BOOKING_WINDOW),
+        ):
+            pass

@@ -17,6 +17,7 @@ from asgiref.sync import async_to_sync
 
 from chronica import Actum, ChronicumNotFound, services
 from chronica.integrations.openai_agents import ChronicaSession
+from example_project.dinner.scenario import CONCIERGE_BIRTHDAY
 
 ASK = "Book Rumah Teduh for four at 7pm on Friday under Ardian."
 CONFIRMATION = "RT-4821"
@@ -92,3 +93,26 @@ async def abook_with_agents(owner_id: str, chronicum_id: str) -> list[Actum]:
 def book_with_agents(owner_id: str, chronicum_id: str) -> list[Actum]:
     """:func:`abook_with_agents` for synchronous code, such as a management command."""
     return async_to_sync(abook_with_agents)(owner_id, chronicum_id)
+
+
+# -- the concierge's turn in the session every framework shares ---------------------
+
+
+def concierge() -> Agent[None]:
+    """The concierge on a scripted model: it greets the news and says who does what."""
+    return Agent[None](
+        name="concierge",
+        instructions="Plan the evening; say which agent does what.",
+        model=ScriptedModel([[assistant_message(CONCIERGE_BIRTHDAY)]]),
+    )
+
+
+CONCIERGE_WINDOW = {"kinds": ["message", "thought"]}
+
+
+async def concierge_turn(owner_id: str, chronicum_id: str, identity: services.Identity) -> None:
+    """The concierge reads its window of the shared session (messages and thoughts) and
+    answers, with its own credential: the person's turn is in the session already, so
+    the run adds no input of its own."""
+    session = ChronicaSession(chronicum_id, identity=identity, window=CONCIERGE_WINDOW)
+    await Runner.run(concierge(), [], session=session, run_config=RunConfig(tracing_disabled=True))

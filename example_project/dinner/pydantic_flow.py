@@ -20,8 +20,14 @@ from pydantic_ai.conversation_store import ConversationConflict
 from pydantic_ai.models.test import TestModel
 
 from chronica import services
-from chronica.integrations.pydantic_ai import ChronicaConversationStore
-from example_project.dinner.scenario import BOOKING_REPLY, CHRONICUM, SEVEN
+from chronica.integrations.pydantic_ai import ChronicaConversationStore, ChronicaHistory
+from example_project.dinner.scenario import (
+    BOOKING_REPLY,
+    CAKE_ANSWER,
+    CAKE_SHOP,
+    CHRONICUM,
+    SEVEN,
+)
 
 CONVERSATION = f"{CHRONICUM}-pydantic-ai"
 REQUEST = SEVEN[0][3]
@@ -88,3 +94,32 @@ def pydantic_dinner(owner_id: str) -> list[str]:
     admin_page = reverse("admin:chronica_chronicum_change", args=[conversation_id])
     lines.append(f"  in the admin: {admin_page}")
     return lines
+
+
+# -- search's turn in the session every framework shares -----------------------------
+
+search_agent = Agent(
+    TestModel(model_name="search-model", call_tools=["find_cake"], custom_output_text=CAKE_ANSWER),
+    name="search",
+    instructions="You find places and shops near the person's table.",
+)
+
+
+@search_agent.tool_plain
+def find_cake(area: Literal["Kemang"], party: Literal[4]) -> list[dict[str, object]]:
+    """Bakers in ``area`` with a cake for ``party`` by Friday."""
+    return [{"name": CAKE_SHOP, "cake": "chocolate", "ready": "Friday 17:00"}]
+
+
+SEARCH_WINDOW = {"kinds": ["message"], "actor_kinds": ["human"]}
+
+
+async def search_turn(owner_id: str, chronicum_id: str, identity: services.Identity) -> None:
+    """search reads its window of the shared session (what the person said, in their own
+    words), finds a cake and answers, with its own credential: the person's newest
+    message ends the history, so the run needs no prompt of its own."""
+    history = ChronicaHistory(
+        chronicum_id, owner_id=owner_id, identity=identity, agent=search_agent, window=SEARCH_WINDOW
+    )
+    result = await search_agent.run(None, message_history=await history.load())
+    await history.save(result)

@@ -42,3 +42,14 @@ def seven_acta(chronicum_id: str) -> list[Actum]:
 def booking_reply(chronicum_id: str, content: str = BOOKING_REPLY) -> Actum:
     """The booking agent's reply to the concierge."""
     return Actum(chronicum_id=chronicum_id, kind=M, actor_kind=A, actor="booking", content=content)
+
+
+# Friday afternoon, the same session: ardian asks once more, and an agent on each
+# framework takes its turn (example_project/dinner/frameworks.py).
+BIRTHDAY = "It's Rafa's birthday on Friday: can Rumah Teduh bring out a cake?"
+CONCIERGE_BIRTHDAY = "Happy birthday to Rafa! search finds a cake; booking tells Rumah Teduh."
+CAKE_SHOP = "Toko Kue Manis"
+CAKE_ANSWER = f"{CAKE_SHOP} in Kemang bakes a chocolate cake for four by Friday."
+BOOKING_CAKE = (
+    f"Rumah Teduh will bring out {CAKE_SHOP}'s cake after dinner. Confirmation RT-4821, updated."
+)

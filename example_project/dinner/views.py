@@ -24,6 +24,7 @@ def index(request: HttpRequest) -> HttpResponse:
     chronicum_id = request.GET.get("chronicum", CHRONICUM)
     try:
         links = {
+            "follow": reverse("follow", args=[chronicum_id]),
             "windows": reverse("agent-windows", args=[chronicum_id]),
             "chronicum": reverse("chronica:chronicum-detail", args=[chronicum_id]),
             "acta": reverse("chronica:chronicum-acta", args=[chronicum_id]),

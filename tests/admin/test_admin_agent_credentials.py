@@ -12,6 +12,7 @@ from django.urls import reverse
 from chronica import Actum, models, services
 from chronica.services import AgentIdentity, OwnerIdentity
 
+from ..credentials import on_file
 from ..scenario import CHRONICUM, OWNER
 
 pytestmark = pytest.mark.django_db
@@ -26,11 +27,11 @@ def said(actor_kind: str, actor: str, content: str) -> Actum:
     )
 
 
-def test_issuing_shows_the_secret_once_and_stores_its_hash(admin_client):
+def test_issuing_shows_the_secret_once_and_stores_its_hash(admin_client, ardian):
     answer = admin_client.post(
         ADD,
         {
-            "owner_id": OWNER,
+            "owner": ardian.pk,
             "actor": "booking",
             "actor_kinds": ["agent"],
             "chronica": f"{CHRONICUM}\n",
@@ -43,6 +44,7 @@ def test_issuing_shows_the_secret_once_and_stores_its_hash(admin_client):
     secret = unescape(secret)
     identity = services.authenticate_credential(secret)
     assert (identity.actor, identity.chronica) == ("booking", frozenset({CHRONICUM}))
+    assert identity.owner_id == str(ardian.pk)
     assert "no-store" in answer["Cache-Control"]
     row = models.AgentCredential.objects.get()
     assert secret not in repr(row.__dict__)
@@ -55,13 +57,41 @@ def test_issuing_shows_the_secret_once_and_stores_its_hash(admin_client):
     assert "active" in listing
 
 
-def test_a_human_kind_or_bad_duration_is_a_form_error(admin_client):
+def test_a_human_kind_or_bad_duration_is_a_form_error(admin_client, ardian):
     answer = admin_client.post(
-        ADD, {"owner_id": OWNER, "actor": "booking", "actor_kinds": ["human"], "expires_in": "x"}
+        ADD, {"owner": ardian.pk, "actor": "booking", "actor_kinds": ["human"], "expires_in": "x"}
     )
     assert answer.status_code == 200
     assert answer.context["adminform"].form.errors.keys() >= {"actor_kinds", "expires_in"}
     assert not models.AgentCredential.objects.exists()
+
+
+@pytest.fixture
+def ardian(django_user_model):
+    return django_user_model.objects.create_user("ardian")
+
+
+def test_the_owner_is_picked_from_the_users_by_name_and_owner_id(admin_client, ardian):
+    page = admin_client.get(ADD).content.decode()
+    assert f'<option value="{ardian.pk}">ardian ({ardian.pk})</option>' in page
+    # A user name typed where an owner ID belonged is no owner: a form error, nothing issued.
+    answer = admin_client.post(
+        ADD, {"owner": "ardian", "actor": "booking", "actor_kinds": ["agent"]}
+    )
+    assert answer.status_code == 200
+    assert "owner" in answer.context["adminform"].form.errors
+    assert not models.AgentCredential.objects.exists()
+
+
+def test_the_owner_choices_go_through_owner_id(admin_client, ardian, settings):
+    settings.CHRONICA = {"OWNER_ID": "tests.commands.test_agent_credential_command.by_name"}
+    page = admin_client.get(ADD).content.decode()
+    assert f'<option value="{ardian.pk}">ardian (user-ardian)</option>' in page
+    answer = admin_client.post(
+        ADD, {"owner": ardian.pk, "actor": "booking", "actor_kinds": ["agent"]}
+    )
+    assert answer.status_code == 200
+    assert models.AgentCredential.objects.get().owner_id == "user-ardian"
 
 
 def test_revoke_action(admin_client):
@@ -74,6 +104,7 @@ def test_the_transcript_shows_provenance_and_marks_the_unattested(admin_client):
     services.record_actum(OWNER, said("human", "ardian", "Seed-only writer."))
     services.acting_as(OwnerIdentity(OWNER)).record_actum(OWNER, said("human", "ardian", "Me."))
     agent = AgentIdentity(owner_id=OWNER, actor="booking", key_id="b00k1n9b00k1")
+    on_file(agent)
     services.acting_as(agent).record_actum(OWNER, said("", "", "Held."))
     html = admin_client.get(reverse("admin:chronica_chronicum_change", args=[CHRONICUM]))
     marks = [

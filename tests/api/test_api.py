@@ -69,6 +69,8 @@ class LostConnectionStore(InMemoryStore):
     def get(self, chronicum_id):
         raise OperationalError("server closed the connection unexpectedly")
 
+    window = append = lambda self, *args, **kwargs: self.get("")
+
 
 class BuggyStore(InMemoryStore):
     """A store with a bug: a ValueError that is not chronica's."""
@@ -79,11 +81,8 @@ class BuggyStore(InMemoryStore):
     def acta(self, chronicum_id, query):
         raise ValueError("invalid literal for int() with base 10: 'dinner-friday'")
 
-    def acta_if_owner(self, owner_id, chronicum_id, query):
-        return self.acta(chronicum_id, query)
-
-    def acta_page_if_owner(self, owner_id, chronicum_id, query):
-        return self.acta(chronicum_id, query), False
+    def window(self, owner_id, chronicum_id, query):
+        raise ValueError("invalid literal for int() with base 10: 'dinner-friday'")
 
 
 def broken_owner_id(user):

@@ -158,3 +158,56 @@ def test_over_real_http(live_server, ardian):
     assert (status, refused["rule"]) == (403, "actor")
     status, stored = send(HELD)
     assert (status, stored["actor"]) == (201, "booking")
+
+
+SPEC_PATH = "chronica.api.authentication.AgentCredentialAuthentication"
+
+
+@pytest.mark.django_db
+def test_the_spec_path_works_in_a_projects_settings(owner, booking):
+    """A project names the SPEC's path in DEFAULT_AUTHENTICATION_CLASSES, and its own
+    DRF views take agents' credentials; the old path is the same class."""
+    from rest_framework.response import Response
+    from rest_framework.settings import api_settings
+    from rest_framework.test import APIRequestFactory
+    from rest_framework.views import APIView
+
+    from chronica.api import agents, authentication
+
+    rest = {"DEFAULT_AUTHENTICATION_CLASSES": [SPEC_PATH]}
+    with override_settings(REST_FRAMEWORK=rest):
+        classes = api_settings.DEFAULT_AUTHENTICATION_CLASSES
+        assert classes == [authentication.AgentCredentialAuthentication]
+
+        class Whoami(APIView):
+            # What APIView reads from the settings when a project's views module loads.
+            authentication_classes = classes
+
+            def get(self, request):
+                return Response({"actor": request.auth.actor, "user": str(request.user)})
+
+        request = APIRequestFactory().get("/whoami/", HTTP_AUTHORIZATION=f"Bearer {booking}")
+        answer = Whoami.as_view()(request)
+        assert (answer.status_code, answer.data["actor"]) == (200, "booking")
+        # Through the chronica API too: the class is not tried twice.
+        assert post(agent(booking), HELD).status_code == 201
+    assert agents.AgentCredentialAuthentication is authentication.AgentCredentialAuthentication
+
+
+@pytest.mark.django_db
+class TestAgentsBadInput:
+    """What is wrong with the body is a 400 for an agent too, whatever the credential
+    allows; a 403 names the actor kind as the wire spells it."""
+
+    @pytest.mark.parametrize("kind", ["Human", "HUMAN", "robot", 7])
+    def test_an_actor_kind_that_is_none_is_a_400(self, owner, booking, kind):
+        answer = post(agent(booking), {**HELD, "actor_kind": kind})
+        assert answer.status_code == 400, answer.content
+        assert "unknown actor_kind" in answer.json()["detail"]
+        assert contents(owner) == ["Book it."]
+
+    def test_a_403_spells_the_kind_as_the_wire_does(self, owner, booking):
+        answer = post(agent(booking), {**HELD, "actor_kind": "human"})
+        assert answer.status_code == 403
+        assert answer.json()["detail"].endswith("writes only with actor_kind agent, not 'human'")
+        assert "ActorKind" not in answer.json()["detail"]

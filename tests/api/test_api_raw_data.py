@@ -20,7 +20,7 @@ from chronica import Actum, services
 from chronica.api.renderers import dumps
 from chronica.api.serializers import ActumSerializer
 from chronica.api.stream import event
-from chronica.validation import RawJSON, compact_json, raw_data
+from chronica.validation import RawJSON, compact_json
 
 from ..scenario import CHRONICUM
 from .test_api import acta_url, as_ardian
@@ -106,22 +106,14 @@ class TestRawData:
 
     def test_the_python_api_still_decodes(self, ardian) -> None:
         record(str(ardian.pk), ORDINARY)
-        reset = raw_data.set(False)
-        try:
-            acta = services.get_acta(str(ardian.pk), CHRONICUM)
-        finally:
-            raw_data.reset(reset)
+        acta = services.get_acta(str(ardian.pk), CHRONICUM)
         assert [a.data for a in acta] == ORDINARY
         assert not any(isinstance(a.data, RawJSON) for a in acta)
 
     def test_a_stream_event_is_the_windows_actum(self, ardian) -> None:
         record(str(ardian.pk), [*ORDINARY, *SPELT_OWN_WAY])
         decoded = services.get_acta(str(ardian.pk), CHRONICUM)
-        reset = raw_data.set(True)
-        try:
-            raw = services.get_acta(str(ardian.pk), CHRONICUM)
-        finally:
-            raw_data.reset(reset)
+        raw = services.get_acta_page(str(ardian.pk), CHRONICUM, raw_data=True).acta
         assert all(isinstance(a.data, RawJSON) for a in raw if a.data is not None)
         for plain, spliced in zip(decoded, raw, strict=True):
             # The events cache is by actum: a different one for each read.

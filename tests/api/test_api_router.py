@@ -94,6 +94,8 @@ def test_the_projects_schema_describes_chronica_once(as_ardian):
         "/v1/chronica/{chronicum_id}/",
         "/v1/chronica/{chronicum_id}/acta/",
         "/v1/chronica/{chronicum_id}/acta/stream/",
+        "/v1/chronica/{chronicum_id}/acta/pop/",
+        "/v1/chronica/{chronicum_id}/state/",
     }
     assert set(paths["/v1/chronica/{chronicum_id}/acta/"]) == {"get", "post"}
     assert set(paths["/v1/chronica/{chronicum_id}/acta/stream/"]) == {"get"}
@@ -112,6 +114,10 @@ def test_a_router_on_path_converters_gets_both_spellings_too():
         ("chronica/<str:chronicum_id>", None),
         ("chronica/<str:chronicum_id>/acta/", "chronicum-acta"),
         ("chronica/<str:chronicum_id>/acta", None),
+        ("chronica/<str:chronicum_id>/acta/pop/", "chronicum-acta-pop"),
+        ("chronica/<str:chronicum_id>/acta/pop", None),
+        ("chronica/<str:chronicum_id>/state/", "chronicum-state"),
+        ("chronica/<str:chronicum_id>/state", None),
         ("chronica/<str:chronicum_id>/acta/stream/", "chronicum-acta-stream"),
         ("chronica/<str:chronicum_id>/acta/stream", None),
     ]

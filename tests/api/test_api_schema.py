@@ -37,6 +37,9 @@ OPERATIONS = [
     ("/api/chronica/{chronicum_id}/", "DELETE"),
     ("/api/chronica/{chronicum_id}/acta/", "GET"),
     ("/api/chronica/{chronicum_id}/acta/", "POST"),
+    ("/api/chronica/{chronicum_id}/acta/pop/", "POST"),
+    ("/api/chronica/{chronicum_id}/state/", "GET"),
+    ("/api/chronica/{chronicum_id}/state/", "POST"),
 ]
 CHECKS = [
     not_a_server_error,
@@ -74,6 +77,8 @@ class TestSchema:
             "/api/chronica/{chronicum_id}/",
             "/api/chronica/{chronicum_id}/acta/",
             "/api/chronica/{chronicum_id}/acta/stream/",
+            "/api/chronica/{chronicum_id}/acta/pop/",
+            "/api/chronica/{chronicum_id}/state/",
         }
         for path in {path for path, _ in OPERATIONS}:
             assert set(paths[path]) == {m.lower() for p, m in OPERATIONS if p == path}
@@ -86,6 +91,13 @@ class TestSchema:
             ("/api/chronica/{chronicum_id}/acta/", "get"): {"200", "400", "404"},
             ("/api/chronica/{chronicum_id}/acta/", "post"): {
                 *("200", "201", "400", "404", "411", "413", "501"),
+            },
+            ("/api/chronica/{chronicum_id}/acta/pop/", "post"): {
+                *("200", "204", "400", "404", "501"),
+            },
+            ("/api/chronica/{chronicum_id}/state/", "get"): {"200", "400", "404", "501"},
+            ("/api/chronica/{chronicum_id}/state/", "post"): {
+                *("204", "400", "404", "409", "411", "413", "501"),
             },
         }
         for (path, method), statuses in answers.items():

@@ -29,7 +29,12 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 SCREENSHOT = Path(__file__).resolve().parents[2] / "artifacts" / "admin-transcript.png"
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.once,
+    pytest.mark.django_db(transaction=True),
+]
 
 
 @pytest.fixture

@@ -15,7 +15,12 @@ from chronica import Actum, models, services
 from ..scenario import CHRONICUM, OWNER, REQ, RES, A
 from .test_browser import browser  # noqa: F401  (the fixture)
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.once,
+    pytest.mark.django_db(transaction=True),
+]
 
 SEARCH = {"area": "Kemang", "party": 4, "quiet": True}
 

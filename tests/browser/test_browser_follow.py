@@ -24,7 +24,12 @@ from ..api.test_follow_stream import fast_polls, server  # noqa: F401  (the fixt
 from ..scenario import CHRONICUM
 from .test_browser import browser  # noqa: F401  (the fixture)
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.once,
+    pytest.mark.django_db(transaction=True),
+]
 
 EXAMPLE_TEMPLATES = Path(__file__).resolve().parents[2] / "example_project/dinner/templates"
 SCREENSHOT = Path(__file__).resolve().parents[2] / "artifacts" / "follow-live.png"

@@ -83,3 +83,39 @@ def test_from_a_shell_the_last_line_is_the_secret(tmp_path):
     assert done.returncode == 0, done.stderr
     combined = (done.stderr + done.stdout).strip().splitlines()
     assert combined[-1].startswith("chr_agent_")
+
+
+def test_owner_user_names_the_owner_by_user_name(django_user_model):
+    ardian = django_user_model.objects.create_user("ardian")
+    lines, told = run("issue", "--owner-user", "ardian", "--actor", "booking")
+    identity = services.authenticate_credential(lines[-1])
+    assert identity.owner_id == str(ardian.pk)
+    assert "warning" not in told
+    with pytest.raises(CommandError, match="no user 'rafa'"):
+        run("issue", "--owner-user", "rafa", "--actor", "booking")
+    with pytest.raises(CommandError):
+        run("issue", "--owner-user", "ardian", "--owner", "1", "--actor", "booking")
+    assert len(services.list_credentials()) == 1
+
+
+def test_an_owner_id_no_user_has_is_issued_with_a_warning_naming_the_user(django_user_model):
+    ardian = django_user_model.objects.create_user("ardian")
+    lines, told = run("issue", "--owner", "ardian", "--actor", "booking")
+    assert lines[-1].startswith("chr_agent_")
+    assert "warning: no user has the owner ID 'ardian'" in told
+    assert f"the user ardian ({ardian.pk}) is --owner-user ardian" in told
+    lines, told = run("issue", "--owner", str(ardian.pk), "--actor", "booking")
+    assert "warning" not in told
+
+
+def test_owners_through_a_custom_owner_id_function(django_user_model, settings):
+    settings.CHRONICA = {"OWNER_ID": "tests.commands.test_agent_credential_command.by_name"}
+    django_user_model.objects.create_user("ardian")
+    lines, _ = run("issue", "--owner-user", "ardian", "--actor", "booking")
+    assert services.authenticate_credential(lines[-1]).owner_id == "user-ardian"
+    assert "warning" not in run("issue", "--owner", "user-ardian", "--actor", "booking")[1]
+    assert "warning" in run("issue", "--owner", "ardian", "--actor", "booking")[1]
+
+
+def by_name(user) -> str:
+    return f"user-{user.get_username()}"

@@ -94,42 +94,49 @@ def test_booking_reply_retried_reworded_is_recorded_once() -> None:
     stored_id = printed(output, "  stored ")
     assert printed(output, "  got    ") == stored_id
     acta = services.get_acta(demo_owner(), "dinner-friday")
-    assert len(acta) == 8
-    assert [(a.id, a.content) for a in acta if a.actor == "booking"] == [
-        (stored_id, scenario.BOOKING_REPLY)
-    ]
-    assert "dinner-friday holds 8 acta" in output
-    # Issue 21: booking's reply is written with booking's own credential, and the
-    # forged consent of a prompt-injected booking agent is refused.
-    assert [a.recorded_by.startswith("credential:") for a in acta if a.actor == "booking"] == [True]
+    replies = [(a.id, a.recorded_by) for a in acta if a.content == scenario.BOOKING_REPLY]
+    assert len(replies) == 1
+    assert replies[0][0] == stored_id
+    assert "dinner-friday holds 8 acta: the seven and the reply, once." in output
+    # booking's reply is written with booking's own credential, and the forged
+    # consent of a prompt-injected booking agent is refused.
+    assert replies[0][1].startswith("credential:")
     assert "refused (actor): the credential of 'booking'" in output
     assert "nothing written: dinner-friday still holds 8 acta." in output
     assert printed(output, "  Authorization: Bearer ").startswith("chr_agent_")
 
 
-def test_the_google_adk_runner_keeps_its_session_in_chronica_and_it_reloads_equal() -> None:
-    """make demo runs ADK's Runner (a root agent, two sub-agents, a transfer and a
-    function tool on scripted models) on ChronicaSessionService with the store the
-    example project configures, and prints the session it reloads."""
-    from chronica.integrations.google_adk import chronicum_id
+def test_agents_on_every_framework_share_the_one_session_and_every_actum_is_attested() -> None:
+    """make demo runs an agent on the OpenAI Agents SDK, PydanticAI and Google ADK in
+    dinner-friday itself, each reading its own window with its own credential."""
+    from example_project.dinner.frameworks import TURNS
+    from example_project.dinner.scenario import BIRTHDAY, BOOKING_CAKE, CAKE_ANSWER
 
     output = run_demo()
 
-    cid = chronicum_id("dinner", demo_owner(), "dinner-friday-adk")
-    assert f"kept their session in chronica, chronicum {cid}: 10 events, 10 acta" in output
-    assert "reloaded equal to what the runner appended: True" in output
-    acta = services.get_acta(demo_owner(), cid)
-    assert [a.actor for a in acta if a.actor_kind == "agent"] == [
-        "concierge",
-        "concierge",
-        "finder",
-        "finder",
-        "finder",
-        "finder",
-        "finder",
-        "booking",
+    acta = services.get_acta(demo_owner(), "dinner-friday")
+    assert len(acta) == 16
+    assert all(a.recorded_by is not None for a in acta)
+    assert "not attested" not in output
+    assert [a.recorded_by for a in acta if a.actor_kind == "human"] == ["owner"] * 3
+    after = [(a.actor, a.content) for a in acta[8:] if a.kind == "message"]
+    assert after == [
+        ("ardian", BIRTHDAY),
+        ("concierge", scenario_text("CONCIERGE_BIRTHDAY")),
+        ("search", CAKE_ANSWER),
+        ("booking", BOOKING_CAKE),
     ]
-    assert acta[-1].content == scenario.BOOKING_REPLY
+    for turn in TURNS:
+        assert f"{turn.agent} on {turn.framework}, reading {turn.reads}:" in output
+    assert "dinner-friday holds 16 acta, each recorded by who wrote it:" in output
+    # Nothing of ADK's own logging reaches the terminal unexplained.
+    assert "context_cache_config" not in output
+
+
+def scenario_text(name: str) -> str:
+    from example_project.dinner import scenario as example
+
+    return str(getattr(example, name))
 
 
 def test_running_the_demo_again_records_a_fresh_session_for_the_same_owner(
@@ -147,7 +154,7 @@ def test_running_the_demo_again_records_a_fresh_session_for_the_same_owner(
     assert "this run records dinner-friday-2" in second
     assert window(second, "booking") == window(first, "booking")
     for chronicum_id in ("dinner-friday", "dinner-friday-2"):
-        assert len(services.get_acta(demo_owner(), chronicum_id)) == 8
+        assert len(services.get_acta(demo_owner(), chronicum_id)) == 16
     # Each run prints the password it set, and that one signs in.
     password = printed(second, "Sign in as demo / ")
     assert printed(first, "Sign in as demo / ") != password
@@ -175,18 +182,22 @@ def test_serve_answers_the_admin_and_the_api_with_the_printed_token(tmp_path: Pa
         assert any(path.startswith("/api/chronica/") for path in json.loads(schema)["paths"])
 
         log.seek(0)
-        token = printed(log.read(), "  Authorization: Token ")
+        printed_output = log.read()
+        # The person's token is never printed: agents use their own credentials.
+        assert "Authorization: Token" not in printed_output
+        assert f"{base}/follow/dinner-friday/" in printed_output
+        secret = printed(printed_output, "  Authorization: Bearer ")
         status, body = get(
             f"{base}/api/chronica/dinner-friday/acta/?kind=message&last_n=3",
             Accept="application/json",
-            Authorization=f"Token {token}",
+            Authorization=f"Bearer {secret}",
         )
         assert status == 200
-        # After the demo, booking's next window ends with its own reply, once.
-        assert [(a["actor"], a["content"]) for a in json.loads(body)] == [
-            *((actor, content) for _, actor, content in seven(5, 6)),
-            ("booking", scenario.BOOKING_REPLY),
-        ]
+        # After the demo, booking's next window ends with its own answer on ADK.
+        assert [a["actor"] for a in json.loads(body)] == ["concierge", "search", "booking"]
+        assert json.loads(body)[-1]["content"] == scenario_text("BOOKING_CAKE")
+        status, _ = get(f"{base}/follow/dinner-friday/")
+        assert status in (200, 302)  # the follow page, behind the sign-in
     finally:
         stop(server)
         log.close()
@@ -252,7 +263,7 @@ def test_a_second_demo_on_a_busy_port_changes_nothing(settings: Any) -> None:
     assert printed(first, "Sign in as demo / ") == "first-demo-password"
     assert authenticate(username="demo", password="first-demo-password") is not None
     assert authenticate(username="demo", password="second-demo-password") is None
-    assert len(services.get_acta(demo_owner(), "dinner-friday")) == 8
+    assert len(services.get_acta(demo_owner(), "dinner-friday")) == 16
     with pytest.raises(ChronicumNotFound):
         services.get_chronicum(demo_owner(), "dinner-friday-2")
 

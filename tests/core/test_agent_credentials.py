@@ -24,13 +24,25 @@ from chronica.services import (
     revoke_credential,
 )
 from chronica.services.credentials import parse_duration
+from chronica.stores.db import DjangoStore
 
+from ..credentials import on_file
 from ..scenario import CHRONICUM, OWNER
 
 BOOKING = AgentIdentity(owner_id=OWNER, actor="booking", key_id="b00k1n9b00k1")
 ONLY_DINNER = AgentIdentity(
     owner_id=OWNER, actor="search", key_id="5ea7c5ea7c00", chronica=frozenset({CHRONICUM})
 )
+SYSTEM = AgentIdentity(owner_id=OWNER, actor="clock", key_id="c10c4c10c4c1", actor_kinds={"system"})
+
+
+@pytest.fixture(autouse=True)
+def credentials_on_file(request: pytest.FixtureRequest) -> None:
+    """The hand-made identities of this module, on file where the store checks them."""
+    if "store" in request.fixturenames and isinstance(
+        request.getfixturevalue("store"), DjangoStore
+    ):
+        on_file(BOOKING, ONLY_DINNER, SYSTEM)
 
 
 def said(actor_kind: str, actor: str, content: str, chronicum_id: str = CHRONICUM) -> Actum:
@@ -77,7 +89,9 @@ class TestAnAgentSpeaksOnlyAsItself:
     ):
         before = chronicarius.get_acta(OWNER, CHRONICUM)
         with pytest.raises(NotPermitted) as refused:
-            as_booking.record(OWNER, [said("agent", "booking", "ok"), said(actor_kind, actor, "x")])
+            as_booking.record_acta(
+                OWNER, [said("agent", "booking", "ok"), said(actor_kind, actor, "x")]
+            )
         assert refused.value.rule == rule
         assert isinstance(refused.value, PermissionError)
         assert chronicarius.get_acta(OWNER, CHRONICUM) == before
@@ -88,10 +102,7 @@ class TestAnAgentSpeaksOnlyAsItself:
         assert [a.content for a in chronicarius.get_acta(OWNER, CHRONICUM)] == ["Book a table."]
 
     def test_a_system_credential_writes_system_acta(self, chronicarius):
-        system = AgentIdentity(
-            owner_id=OWNER, actor="clock", key_id="c10c4c10c4c1", actor_kinds={"system"}
-        )
-        stored = chronicarius.acting_as(system).record_actum(OWNER, said("", "", "7pm."))
+        stored = chronicarius.acting_as(SYSTEM).record_actum(OWNER, said("", "", "7pm."))
         assert stored.actor_kind == "system"
 
     def test_a_credential_never_writes_as_a_human(self):
@@ -100,7 +111,7 @@ class TestAnAgentSpeaksOnlyAsItself:
 
     def test_a_generator_of_acta_is_checked_too(self, as_booking):
         with pytest.raises(NotPermitted):
-            as_booking.record(OWNER, (a for a in [forged()]))
+            as_booking.record_acta(OWNER, (a for a in [forged()]))
 
     def test_the_async_path_holds_the_same_rules(self, chronicarius, as_booking):
         with pytest.raises(NotPermitted):
@@ -183,11 +194,11 @@ class TestOnlyItsOwnersNamedChronica:
 class TestProvenanceRoundTrips:
     def test_batch_replay_and_pop(self, chronicarius, as_booking):
         batch = [said("", "", "one"), said("", "", "two")]
-        first = as_booking.record(OWNER, batch, idempotency_key="k1")
-        replay = as_booking.record(OWNER, batch, idempotency_key="k1")
+        first = as_booking.record_acta(OWNER, batch, idempotency_key="k1")
+        replay = as_booking.record_acta(OWNER, batch, idempotency_key="k1")
         assert replay.replayed
-        assert [a.recorded_by for a in replay.acta] == ["credential:b00k1n9b00k1"] * 2
-        assert replay.acta == first.acta
+        assert [a.recorded_by for a in replay] == ["credential:b00k1n9b00k1"] * 2
+        assert replay == first
         window = chronicarius.get_acta(OWNER, CHRONICUM)
         assert [a.recorded_by for a in window] == [None, *["credential:b00k1n9b00k1"] * 2]
         popped = chronicarius.pop_actum(OWNER, CHRONICUM)
@@ -195,7 +206,7 @@ class TestProvenanceRoundTrips:
 
     def test_one_actum_and_a_batch_without_key(self, chronicarius, as_booking):
         as_booking.record_actum(OWNER, said("", "", "one"))
-        as_booking.record(OWNER, [said("", "", "two"), said("", "", "three")])
+        as_booking.record_acta(OWNER, [said("", "", "two"), said("", "", "three")])
         page = chronicarius.get_acta_page(OWNER, CHRONICUM, last_n=2)
         assert [a.recorded_by for a in page.acta] == ["credential:b00k1n9b00k1"] * 2
 

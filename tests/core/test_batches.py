@@ -13,7 +13,7 @@ from chronica import (
     Actum,
     ChronicumNotFound,
     InvalidActum,
-    Recorded,
+    RecordedActa,
     StoreUnsupported,
     services,
 )
@@ -65,7 +65,8 @@ class TestRecordActa:
     def test_an_empty_batch_writes_and_creates_nothing(self, chronicarius):
         assert chronicarius.record_acta(OWNER, []) == []
         assert chronicarius.record_acta(OWNER, [], idempotency_key="turn-1") == []
-        assert chronicarius.record(OWNER, []) == Recorded([], replayed=False)
+        empty = chronicarius.record_acta(OWNER, [])
+        assert (empty, empty.replayed) == ([], False)
         with pytest.raises(ChronicumNotFound):
             chronicarius.get_chronicum(OWNER, CHRONICUM)
 
@@ -109,12 +110,12 @@ class TestRecordActa:
 
 class TestKeyedBatches:
     def test_a_keyed_turn_is_recorded_once_and_replayed_whole(self, chronicarius):
-        first = chronicarius.record(OWNER, turn(), idempotency_key="search-turn-1")
+        first = chronicarius.record_acta(OWNER, turn(), idempotency_key="search-turn-1")
         assert not first.replayed
         for retry in (turn(label=" (again)"), turn()[:2], [*turn(), *turn()]):
-            replay = chronicarius.record(OWNER, retry, idempotency_key="search-turn-1")
-            assert replay == Recorded(first.acta, replayed=True)
-        assert chronicarius.get_acta(OWNER, CHRONICUM) == first.acta
+            replay = chronicarius.record_acta(OWNER, retry, idempotency_key="search-turn-1")
+            assert (replay, replay.replayed) == (first, True)
+        assert chronicarius.get_acta(OWNER, CHRONICUM) == first
 
     def test_record_actum_with_a_batchs_key_returns_its_first_actum(self, chronicarius):
         first = chronicarius.record_acta(OWNER, turn(), idempotency_key="search-turn-1")
@@ -127,25 +128,25 @@ class TestKeyedBatches:
         reply = chronicarius.record_actum(
             OWNER, scenario.booking_reply(), idempotency_key="booking-reply-1"
         )
-        replay = chronicarius.record(OWNER, turn(), idempotency_key="booking-reply-1")
-        assert replay == Recorded([reply], replayed=True)
+        replay = chronicarius.record_acta(OWNER, turn(), idempotency_key="booking-reply-1")
+        assert (replay, replay.replayed) == ([reply], True)
 
     def test_keys_belong_to_one_chronicum(self, chronicarius):
         chronicarius.record_acta(OWNER, turn(), idempotency_key="turn-1")
-        other = chronicarius.record(OWNER, turn("dinner-saturday"), idempotency_key="turn-1")
+        other = chronicarius.record_acta(OWNER, turn("dinner-saturday"), idempotency_key="turn-1")
         assert not other.replayed
 
     def test_a_popped_batch_is_replayed_as_what_is_left(self, chronicarius):
         first = chronicarius.record_acta(OWNER, turn(), idempotency_key="turn-1")
         assert chronicarius.pop_actum(OWNER, CHRONICUM) == first[-1]
-        replay = chronicarius.record(OWNER, turn(), idempotency_key="turn-1")
-        assert replay == Recorded(first[:-1], replayed=True)
+        replay = chronicarius.record_acta(OWNER, turn(), idempotency_key="turn-1")
+        assert (replay, replay.replayed) == (first[:-1], True)
         for _ in range(3):
             chronicarius.pop_actum(OWNER, CHRONICUM)
         # Once its first actum is gone the key names nothing: the turn is recorded anew.
-        anew = chronicarius.record(OWNER, turn(), idempotency_key="turn-1")
+        anew = chronicarius.record_acta(OWNER, turn(), idempotency_key="turn-1")
         assert not anew.replayed
-        assert chronicarius.get_acta(OWNER, CHRONICUM) == anew.acta
+        assert chronicarius.get_acta(OWNER, CHRONICUM) == anew
 
 
 class TestPlainStores:
@@ -191,12 +192,14 @@ class TestConcurrentBatches:
     def test_forty_threads_one_keyed_batch(self, chronicarius):
         results = run_threads(
             40,
-            lambda i: chronicarius.record(OWNER, turn(label=f" {i}"), idempotency_key="turn-1"),
+            lambda i: chronicarius.record_acta(
+                OWNER, turn(label=f" {i}"), idempotency_key="turn-1"
+            ),
         )
-        assert all(isinstance(r, Recorded) for r in results), results
+        assert all(isinstance(r, RecordedActa) for r in results), results
         stored = chronicarius.get_acta(OWNER, CHRONICUM)
         assert len(stored) == 4
-        assert all(r.acta == stored for r in results)
+        assert all(r == stored for r in results)
         assert sum(not r.replayed for r in results) == 1
 
 

@@ -131,3 +131,56 @@ def test_a_bad_response_byte_budget_is_chronica_E012(value):
         (error,) = chronica_errors()
 
     assert error.startswith("chronica.E012: CHRONICA['API_MAX_RESPONSE_BYTES']")
+
+
+def keepalive_warnings(databases) -> list[str]:
+    from chronica.checks import check_database_keepalives
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Overriding setting DATABASES")
+        with override_settings(DATABASES=databases):
+            return [f"{m.id}: {m.msg}" for m in check_database_keepalives()]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        None,
+        {"connect_timeout": 5, "options": "-c statement_timeout=30000"},
+        {"keepalives": 1},  # the system's keepalives: two hours of silence first
+        {"keepalives": 0, "keepalives_idle": 5},
+        {"tcp_user_timeout": 0},
+    ],
+)
+def test_postgresql_without_a_client_side_bound_is_chronica_W004(options):
+    (warning,) = keepalive_warnings(_databases(options))
+    assert warning.startswith("chronica.W004: DATABASES['default'] (PostgreSQL)")
+    assert "silent" in warning
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"tcp_user_timeout": 10000},
+        {"keepalives_idle": 5},
+        {"keepalives": "1", "keepalives_idle": 5},
+    ],
+)
+def test_postgresql_with_keepalives_or_a_user_timeout_passes(options):
+    assert keepalive_warnings(_databases(options)) == []
+
+
+def test_example_project_bounds_a_silent_database(monkeypatch):
+    import importlib
+    import sys
+
+    monkeypatch.setenv("DATABASE_URL", "postgres://u@127.0.0.1:5432/db")
+    sys.modules.pop("example_project.settings", None)
+    try:
+        example = importlib.import_module("example_project.settings")
+    finally:
+        sys.modules.pop("example_project.settings", None)
+    options = example.DATABASES["default"]["OPTIONS"]
+    assert (options["keepalives_idle"], options["tcp_user_timeout"]) == (5, 10000)
+    assert keepalive_warnings(example.DATABASES) == []
+    assert keepalive_warnings({"default": {"ENGINE": "django.db.backends.sqlite3"}}) == []

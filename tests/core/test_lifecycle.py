@@ -17,6 +17,7 @@ from chronica import (
 )
 from chronica.services import Chronicarius
 from chronica.signals import chronicum_deleted
+from chronica.stores.memory import InMemoryStore
 from chronica.values import ChronicaPage
 
 from .. import scenario
@@ -112,7 +113,7 @@ class TestListPage:
     from one read (the store is asked for one chronicum more than the page)."""
 
     @pytest.mark.parametrize("limit", [1, 2, 3, 6, 7, 1000])
-    def test_next_before_is_the_last_of_a_page_that_more_follow(self, chronicarius, limit):
+    def test_last_is_the_last_of_a_page_that_more_follow(self, chronicarius, limit):
         ids = [chronicarius.create_chronicum(OWNER, f"dinner-{n:02}").id for n in range(6)]
         chronicarius.create_chronicum("rafa", "rafa-lunch")
         seen, before, pages = [], None, 0
@@ -121,10 +122,10 @@ class TestListPage:
             assert page.chronica == chronicarius.list_chronica(OWNER, limit=limit, before=before)
             seen += [c.id for c in page.chronica]
             pages += 1
-            if page.next_before is None:
+            if page.last is None:
                 break
-            assert page.next_before == page.chronica[-1]
-            before = page.next_before
+            assert page.last == page.chronica[-1]
+            before = page.last
         assert seen == ids[::-1]
         assert pages == max(1, -(-6 // limit))
 
@@ -151,8 +152,11 @@ class TestListPage:
         c = Chronicarius(CountingStore())
         for n in range(3):
             c.create_chronicum(OWNER, f"dinner-{n}")
-        assert c.list_chronica_page(OWNER, limit=3).next_before is None
-        assert c.list_chronica_page(OWNER, limit=2).next_before is not None
+        assert c.list_chronica_page(OWNER, limit=3).last is None
+        page = c.list_chronica_page(OWNER, limit=2)
+        assert page.last is not None
+        with pytest.warns(DeprecationWarning, match="ChronicaPage.last"):
+            assert page.next_before == page.last
         assert CountingStore.reads == 2
 
     @pytest.mark.slow
@@ -349,9 +353,29 @@ class TestAsyncTwins:
 
     def test_twins_keep_their_names_and_documents(self):
         for name in (
-            *("record", "record_acta", "create_chronicum", "list_chronica", "pop_actum"),
+            *("record_actum", "record_acta", "create_chronicum", "list_chronica", "pop_actum"),
             *("list_chronica_page", "get_acta_page"),
         ):
             twin = getattr(Chronicarius, f"a{name}")
             assert twin.__name__ == f"a{name}"
             assert f":meth:`{name}`" in twin.__doc__
+
+
+def test_record_is_deprecated_for_record_acta():
+    """``record`` and ``arecord`` (a batch with state, answering ``Recorded``) keep working
+    for a release, with a DeprecationWarning: ``record_acta`` takes ``state=`` and its
+    list tells a replay by ``replayed``."""
+    import asyncio
+
+    from chronica import Recorded
+
+    c = Chronicarius(InMemoryStore())
+    with pytest.warns(DeprecationWarning, match="record_acta"):
+        first = c.record(OWNER, [scenario.booking_reply()], idempotency_key="k")
+    assert isinstance(first, Recorded)
+    assert not first.replayed
+    with pytest.warns(DeprecationWarning, match="arecord_acta"):
+        again = asyncio.run(c.arecord(OWNER, [scenario.booking_reply()], idempotency_key="k"))
+    assert (again.acta, again.replayed) == (first.acta, True)
+    replay = c.record_acta(OWNER, [scenario.booking_reply()], idempotency_key="k")
+    assert (replay, replay.replayed) == (first.acta, True)

@@ -59,9 +59,10 @@ def test_every_parameter_is_an_explicit_typed_keyword_of_the_services(function, 
     found = keywords(function)
     arguments = [p.argument for p in declared]
     # A page and a follow also take a byte budget (the API passes
-    # CHRONICA["API_MAX_RESPONSE_BYTES"]); it is no parameter of the query string.
+    # CHRONICA["API_MAX_RESPONSE_BYTES"]) and raw_data (the API writes data as stored):
+    # no parameters of the query string.
     budgeted = function.__name__.endswith("_page") or function.__name__ == "afollow"
-    page_only = {"max_bytes"} if budgeted else set()
+    page_only = {"max_bytes", "raw_data"} if budgeted else set()
     assert set(found) - page_only == set(arguments)
     for name in arguments:
         assert found[name].annotation is not inspect.Parameter.empty, name

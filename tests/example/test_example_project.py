@@ -49,6 +49,7 @@ def test_the_home_page_links_to_the_session_of_its_query(uvicorn: str):
     assert status == 200
     page = body.decode()
     assert 'href="/windows/dinner-friday-2/"' in page
+    assert 'href="/follow/dinner-friday-2/"' in page
     assert 'href="/api/chronica/dinner-friday-2/acta/?kind=message&amp;last_n=3"' in page
 
 

@@ -134,18 +134,18 @@ async def test_a_backlog_over_the_byte_budget_is_read_a_budget_at_a_time(
 ):
     # The API's stream (CHRONICA["API_MAX_RESPONSE_BYTES"]): no read of the store
     # holds more than the budget, one actum aside, and every actum comes, in order.
-    from chronica.stores.db import DjangoStore, plans
+    from chronica.stores.db import DjangoStore
 
     reads: list[int] = []
-    after_plan = plans.after_plan
+    acta_after = store.acta_after
 
     def counted(*args, **kwargs):
-        page = yield from after_plan(*args, **kwargs)
+        page = acta_after(*args, **kwargs)
         if page is not None:
             reads.append(len(page[0]))
         return page
 
-    monkeypatch.setattr(plans, "after_plan", counted)
+    monkeypatch.setattr(store, "acta_after", counted)
     first = await chronicarius.arecord_actum(OWNER, scenario.acta()[0])
     backlog = [
         Actum(
@@ -288,7 +288,7 @@ async def test_a_deleted_chronicum_ends_the_follow_with_not_found(chronicarius):
 async def test_a_store_that_cannot_be_followed():
     chronicarius = Chronicarius(PlainStore())
     await chronicarius.arecord_actum(OWNER, scenario.booking_reply())
-    with pytest.raises(StoreUnsupported, match="FollowingStore"):
+    with pytest.raises(StoreUnsupported, match="supports_follow"):
         await anext(chronicarius.afollow(OWNER, CHRONICUM))
 
 
@@ -319,8 +319,6 @@ async def test_stopping_a_follower_mid_wait_leaves_nothing_behind(chronicarius):
     [
         ("FOLLOW_POLL_INTERVAL", 0, "chronica.E008"),
         ("FOLLOW_POLL_INTERVAL", "1s", "chronica.E008"),
-        ("ASYNC_POOL_SIZE", 0, "chronica.E009"),
-        ("ASYNC_POOL_SIZE", 2.5, "chronica.E009"),
     ],
 )
 def test_a_bad_follow_setting_is_reported_by_manage_py_check(setting, value, check_id):
@@ -333,16 +331,35 @@ def test_a_bad_follow_setting_is_reported_by_manage_py_check(setting, value, che
     assert setting in found[0].msg
 
 
+@pytest.mark.parametrize("value", [10, 0, "ten"])
+def test_async_pool_size_is_retired_with_a_warning_not_an_error(value):
+    """The asyncio path runs the sync call in Django's executor: ASYNC_POOL_SIZE sizes
+    nothing any more. Left in a settings file it is chronica.W005 (whatever its value),
+    not E002's unknown key, and nothing reads it."""
+    from django.core.checks import Warning, run_checks
+    from django.test import override_settings
+
+    from chronica.conf import chronica_settings
+
+    with override_settings(CHRONICA={"ASYNC_POOL_SIZE": value, "FOLLOW_POLL_INTERVAL": 0.5}):
+        found = [m for m in run_checks() if m.id.startswith("chronica.")]
+        assert chronica_settings.FOLLOW_POLL_INTERVAL == 0.5
+    assert [m.id for m in found] == ["chronica.W005"]
+    (warning,) = found
+    assert isinstance(warning, Warning)
+    assert warning.msg.startswith("CHRONICA['ASYNC_POOL_SIZE'] has no effect since ")
+    assert "Django's executor" in warning.msg
+    assert not hasattr(chronica_settings, "ASYNC_POOL_SIZE")
+
+
 def test_the_follow_settings_and_their_defaults():
     from django.test import override_settings
 
     from chronica.conf import chronica_settings
 
     assert chronica_settings.FOLLOW_POLL_INTERVAL == 1.0
-    assert chronica_settings.ASYNC_POOL_SIZE == 10
-    with override_settings(CHRONICA={"FOLLOW_POLL_INTERVAL": 0.25, "ASYNC_POOL_SIZE": 4}):
+    with override_settings(CHRONICA={"FOLLOW_POLL_INTERVAL": 0.25}):
         assert chronica_settings.FOLLOW_POLL_INTERVAL == 0.25
-        assert chronica_settings.ASYNC_POOL_SIZE == 4
         services.reset_chronicarius()
         assert services.get_chronicarius().poll_interval == 0.25
     services.reset_chronicarius()

@@ -227,7 +227,9 @@ def test_a_follower_reads_from_its_position_by_index_however_long_the_chronicum(
         cursor.execute("ANALYZE acta")
         cursor.execute("SELECT MIN(seq) + 10000 FROM acta WHERE chronicum_id = %s", [CHRONICUM])
         position = cursor.fetchone()[0]
-        sql, params = dialect_of(connection).after_sql(OWNER, CHRONICUM, ActaQuery(), position, 200)
+        (sql, params), _ = dialect_of(connection).after(
+            OWNER, CHRONICUM, ActaQuery(), position, 200
+        )
         cursor.execute("EXPLAIN (COSTS OFF) " + sql, params)
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Index Scan using acta_chronicum_seq on acta" in plan, plan

@@ -11,12 +11,13 @@ from django.test import override_settings
 from chronica.checks import looks_pooled
 from chronica.conf import chronica_settings
 
-# With a connect timeout, so that W002 (no timeouts) stays out of these checks.
+# With a connect timeout and keepalives, so that W002 (no timeouts) and W004 (no
+# client-side bound) stay out of these checks.
 PG = {
     "ENGINE": "django.db.backends.postgresql",
     "NAME": "app",
     "HOST": "127.0.0.1",
-    "OPTIONS": {"connect_timeout": 5},
+    "OPTIONS": {"connect_timeout": 5, "keepalives_idle": 5},
 }
 # DATABASES is overridden only for the checks, which read it; no query runs under it.
 pytestmark = pytest.mark.filterwarnings("ignore:Overriding setting DATABASES")

@@ -16,8 +16,9 @@ The floors, lowest first; a module may import its own floor and the ones below:
 2. stores: ``stores``, ``storeconformance`` (the cases a store passes).
 3. ``follow``: following a chronicum, the loop and its wake-ups, on a store.
 4. services: ``services``, the one door to the rules.
-5. edges: ``api``, ``admin``, ``management``, ``integrations``, and Django's wiring:
-   ``apps``, ``checks``, ``migrations``.
+5. edges: ``api``, ``admin``, ``management``, ``integrations``, ``owners`` (users and
+   owner IDs, for the admin and the commands), and Django's wiring: ``apps``,
+   ``checks``, ``migrations``.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ FLOORS: dict[str, int] = {
     "chronica.api": 5,
     "chronica.admin": 5,
     "chronica.management": 5,
+    "chronica.owners": 5,
     "chronica.integrations": 5,
     "chronica.apps": 5,
     "chronica.checks": 5,
@@ -227,14 +229,57 @@ def test_a_circle_is_found():
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+# The one store name an integration may import: PydanticAI's conversation store writes
+# its records and the acta in one transaction, so it requires the Django store (by its
+# public class) and says so when another is configured.
+STORE_CLASS = {"chronica.stores", "chronica.stores.db"}
+
+
 def test_the_integrations_reach_the_data_only_through_the_services():
-    """An integration calls ``chronica.services`` (issue 25, item 4): no model, no store,
-    no SQL of its own."""
+    """An integration calls ``chronica.services``: no model of chronica's, no store
+    (its own app's tables, PydanticAI's, are its own)."""
     reaching = sorted(
         f"{module} imports {target}"
         for module, targets in graph().items()
         if module.startswith("chronica.integrations")
         for target in targets
-        if target.startswith(("chronica.models", "chronica.stores"))
+        if target.startswith(("chronica.models", "chronica.stores")) and target not in STORE_CLASS
     )
     assert reaching == []
+
+
+# What an integration may import of chronica: the public names (``chronica``, the
+# services, the signals, the store class it may require) and its own modules. The state
+# values are imported from ``chronica.values`` until ``chronica`` exports them.
+INTEGRATIONS_MAY_IMPORT = {
+    "chronica",
+    "chronica.services",
+    "chronica.signals",
+    "chronica.values",
+    "chronica.stores.db",
+}
+
+
+def test_integrations_import_only_public_names():
+    """STYLE.md item 13: an integration adapts its framework to chronica's public API,
+    and calls only the framework's public API: no module or name of either with a
+    leading underscore, and nothing of chronica below ``services`` but the public
+    value types and the store class."""
+    known = modules()
+    wrong = []
+    for module, path in known.items():
+        if not module.startswith("chronica.integrations."):
+            continue
+        own = ".".join(module.split(".")[:3])
+        for node in _imports(ast.parse(path.read_text(), str(path))):
+            for target in _named(module, path, node, known):
+                if target == own or target.startswith(own + ".") or target == "__future__":
+                    continue
+                names = [alias.name for alias in node.names]
+                if any(piece.startswith("_") for piece in target.split(".")) or any(
+                    name.startswith("_") for name in names
+                ):
+                    wrong.append(f"{module} imports a private name: {target} {names}")
+                elif target.startswith("chronica") and target not in INTEGRATIONS_MAY_IMPORT:
+                    wrong.append(f"{module} imports {target}")
+    assert wrong == []

@@ -38,7 +38,7 @@ from tests.readme import blocks, commands, section
 
 PROJECT_VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.once]
 
 PASSWORD = "ardian-quickstart-password"
 

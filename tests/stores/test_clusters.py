@@ -15,7 +15,11 @@ import itertools
 import json
 import time
 
+import pytest
+
 from ..clusters import cluster
+
+pytestmark = pytest.mark.once
 
 DELAY_MS = 20
 

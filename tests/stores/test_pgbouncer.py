@@ -34,6 +34,8 @@ SUBSET = [
     "tests/integrations/pydantic_ai/test_pydantic_ai.py",  # an integration
 ]
 
+pytestmark = pytest.mark.once
+
 
 @pytest.fixture(autouse=True)
 def _postgresql_with_pgbouncer():

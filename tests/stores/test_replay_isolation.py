@@ -155,12 +155,6 @@ def test_a_replay_never_answers_another_owners_acta(store, attack, size):
 @pytest.mark.parametrize("size", list(SIZES.values()), ids=list(SIZES))
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_an_asyncio_replay_never_answers_another_owners_acta(store, attack, size):
-    if isinstance(store, DjangoStore) and store.supports_async():
-        pytest.skip(
-            "DjangoStore's native asyncio path sends its statements on psycopg's own"
-            " connections, which Django's execute_wrapper does not see; it runs the same"
-            " plan (stores.db.plans.record_plan) as the sync test above"
-        )
     c = Chronicarius(store)
     retry(c, size)
     seen: list[list[int]] = []

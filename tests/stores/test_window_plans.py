@@ -37,7 +37,7 @@ def test_sqlite_pages_back_with_an_index_seek_on_seq(query, owner):
     rows visited are the page's, not every newer actum's."""
     if connection.vendor != "sqlite":
         pytest.skip("EXPLAIN QUERY PLAN of SQLite: this run is on PostgreSQL")
-    sql, params = dialect_of(connection).window_sql("plan-1", query, owner)
+    (sql, params), _page = dialect_of(connection).window(owner, "plan-1", query)
     with connection.cursor() as cursor:
         cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
         plan = [row[-1] for row in cursor.fetchall()]
@@ -75,7 +75,7 @@ def test_postgresql_newest_window_needs_no_fresh_statistics(owner):
             " SELECT md5(g::text), 'fresh-1', 'message', 'human', 'ardian', 'x', now()"
             " FROM generate_series(1, 60000) g"
         )
-        sql, params = dialect_of(connection).window_sql("fresh-1", ActaQuery(last_n=20), owner)
+        (sql, params), _page = dialect_of(connection).window(owner, "fresh-1", ActaQuery(last_n=20))
         cursor.execute("EXPLAIN (FORMAT JSON) " + sql, params)
         plan = cursor.fetchone()[0]
     nodes = list(_nodes(plan[0]["Plan"]))

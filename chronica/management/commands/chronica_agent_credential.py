@@ -1,8 +1,11 @@
 """``manage.py chronica_agent_credential``: an owner's agent credentials.
 
-- ``issue --owner OWNER --actor booking [--kind agent] [--kind system]
-  [--chronicum ID]... [--expires-in 7d] [--may-list] [--may-delete] [--may-pop]``:
-  issue one; the secret is printed once, alone on the last line (``| tail -1``).
+- ``issue (--owner-user USERNAME | --owner OWNER) --actor booking [--kind agent]
+  [--kind system] [--chronicum ID]... [--expires-in 7d] [--may-list] [--may-delete]
+  [--may-pop]``: issue one; the secret is printed once, alone on the last line
+  (``| tail -1``). ``--owner-user`` names the owner by their user name (their owner ID
+  through ``CHRONICA["OWNER_ID"]``); an ``--owner`` ID that no user has is issued with a
+  warning, naming the user whose user name it is, if any.
 - ``revoke KEY_ID [--owner OWNER]``: revoke one.
 - ``list [--owner OWNER]``: the credentials, without secrets.
 
@@ -14,10 +17,12 @@ from __future__ import annotations
 from argparse import ArgumentParser
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from chronica import services
 from chronica.errors import ChronicaError
+from chronica.owners import owner_label, users_of
 
 
 class Command(BaseCommand):
@@ -26,7 +31,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: ArgumentParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         issue = actions.add_parser("issue", help="issue a credential; prints its secret last")
-        issue.add_argument("--owner", required=True, help="the owner ID it acts for")
+        owner = issue.add_mutually_exclusive_group(required=True)
+        owner.add_argument(
+            "--owner-user", metavar="USERNAME", help="the user it acts for (their user name)"
+        )
+        owner.add_argument("--owner", help="the owner ID it acts for")
         issue.add_argument("--actor", required=True, help="the agent it writes as")
         issue.add_argument(
             "--kind",
@@ -66,8 +75,13 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
 
     def _issue(self, options: dict[str, Any]) -> None:
+        if options["owner_user"] is not None:
+            owner_id = self._owner_of(options["owner_user"])
+        else:
+            owner_id = options["owner"]
+            self._warn_if_nobody(owner_id)
         issued = services.issue_credential(
-            options["owner"],
+            owner_id,
             options["actor"],
             actor_kinds=options["kinds"] or ["agent"],
             chronica=options["chronica"],
@@ -84,6 +98,29 @@ class Command(BaseCommand):
             " The secret below is shown once and stored only as a hash:"
         )
         self.stdout.write(issued.secret)
+
+    def _owner_of(self, username: str) -> str:
+        user_model = get_user_model()
+        try:
+            user = user_model._default_manager.get_by_natural_key(username)
+        except user_model.DoesNotExist:
+            raise CommandError(f"no user {username!r}: nothing issued") from None
+        return services.owner_id_for(user)
+
+    def _warn_if_nobody(self, owner_id: str) -> None:
+        """A warning when no user has ``owner_id``: its writes would land in sessions
+        no person can see (a user name typed as the owner, say)."""
+        if users_of(owner_id):
+            return
+        hint = ""
+        user_model = get_user_model()
+        named = user_model._default_manager.filter(**{user_model.USERNAME_FIELD: owner_id})
+        if (user := named.first()) is not None:
+            hint = f"; the user {owner_label(user)} is --owner-user {user.get_username()}"
+        self.stderr.write(
+            f"warning: no user has the owner ID {owner_id!r} (CHRONICA['OWNER_ID']){hint}."
+            " Issuing it all the same: an owner need not be a user."
+        )
 
     def _list(self, owner: str | None) -> None:
         for info in services.list_credentials(owner):

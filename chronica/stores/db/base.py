@@ -1,211 +1,134 @@
-"""The plain dialect: chronica's SQL for any database Django supports, and the base
-of every vendor's dialect.
+"""The plain dialect: chronica's SQL (``sql``) for any database Django supports, and the
+base of every vendor's dialect.
 
-A dialect is to chronica's two tables what ``DatabaseOperations`` and
-``DatabaseFeatures`` are to a Django backend: the statements, built once from named
-templates, and each way a vendor differs as an attribute or a method that the
-vendor's subclass overrides (``sqlite.py``, ``postgresql.py``). The store asks the
-dialect; nothing asks ``connection.vendor`` but the choice of the dialect itself.
-
-Also here, because every dialect and the asyncio path share them: ``Plan``, the
-statements of one store call, and ``run_plan``, which runs one on a Django cursor.
+A dialect is to chronica's tables what ``DatabaseOperations`` and ``DatabaseFeatures``
+are to a Django backend: the statements, formatted once from the templates of ``sql``,
+and each way a vendor differs as an attribute or a method that its subclass overrides
+(``sqlite.py``, ``postgresql.py``). Nothing asks ``connection.vendor`` but the choice
+of the dialect itself (``dialects.dialect_of``).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Generator, Sequence
-from typing import Any, NamedTuple, TypeVar
+import datetime as dt
+import json
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from django.db import IntegrityError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ... import models
-from ...errors import ChronicumExists
-from ...interfaces import Subscription
-from ...values import FILTERS, ActaQuery, Actum, Chronicum
+from ...errors import ChronicumExists, InvalidCredential, InvalidQuery
+from ...interfaces import Create, FollowPage, Subscription, WindowPage
+from ...validation import dumps_data
+from ...values import FILTERS, ActaQuery, Actum, Chronicum, Recorded
+from . import sql
+from .rows import acta_of, utc
 
-__all__ = [
-    "BaseDialect",
-    "Database",
-    "Plan",
-    "Statement",
-    "Template",
-    "Where",
-    "filters",
-    "run_plan",
-]
+__all__ = ["BaseDialect", "Statement"]
 
 _T = TypeVar("_T")
 
-Statement = tuple[str, Sequence[Any]]
-Plan = Generator[Statement, list[tuple[Any, ...]], _T]
-"""The statements of one store call, each sent the rows of the one before, returning
-the call's result: the same plan runs on a Django cursor and on psycopg's async one.
-Every statement of a plan returns rows (run_plan does not ask the cursor for its
-description, which psycopg builds column by column)."""
+Statement = tuple[str, dict[str, Any]]
 
-
-def run_plan(cursor: Any, plan: Plan[_T]) -> _T:
-    """Run ``plan`` on a DB-API cursor and return its result."""
-    rows: list[tuple[Any, ...]] | None = None
-    try:
-        while True:
-            sql, params = plan.send(rows)  # type: ignore[arg-type]
-            cursor.execute(sql, params)
-            rows = cursor.fetchall()
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-
-
-class Database(NamedTuple):
-    """What a plan needs to know of the database it runs on: the alias, the database's
-    name (together, the key of what is known about it), and whether its connections
-    prepare statements (OPTIONS ``server_side_binding`` and ``prepare_threshold``)."""
-
-    alias: str
-    name: str
-    prepares: bool = False
-
-
-class Template:
-    """A statement, or a piece of one, as a ``str.format`` text. Read on a dialect it is
-    the text formatted for that dialect (once: the dialect keeps it).
-
-    A field names, in this order: one of ``fields`` (texts formatted the same way),
-    one of ``later`` (kept as a field, for the caller to fill in at each call), or an
-    attribute of the dialect: a text, another template, or a method called with no
-    argument. Any other name is a table alias: ``{a.columns}`` is
-    ``dialect.columns("a.")``. The tables' names come from the models' ``_meta``.
-    """
-
-    def __init__(self, text: str, *, later: Sequence[str] = (), **fields: str) -> None:
-        self.text = text
-        self.later = tuple(later)
-        self.fields = fields
-        self.name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.name = name
-
-    def __get__(self, dialect: object, owner: type | None = None) -> str:
-        if dialect is None:
-            return self.text
-        text = self.render(dialect)
-        dialect.__dict__[self.name] = text
-        return text
-
-    def render(self, dialect: object) -> str:
-        fields = _Fields(dialect, {name: "{" + name + "}" for name in self.later})
-        for name, text in self.fields.items():
-            fields[name] = text.format_map(_Fields(dialect, {}))
-        return self.text.format_map(fields)
-
-
-class _Fields(dict[str, Any]):
-    def __init__(self, dialect: object, given: dict[str, str]) -> None:
-        super().__init__(given)
-        self.dialect = dialect
-
-    def __missing__(self, name: str) -> Any:
-        if not hasattr(self.dialect, name):
-            return _Alias(self.dialect, f"{name}.")
-        value = getattr(self.dialect, name)
-        return value() if callable(value) else value
-
-
-class _Alias:
-    def __init__(self, dialect: object, prefix: str) -> None:
-        self.dialect, self.prefix = dialect, prefix
-
-    def __getattr__(self, name: str) -> str:
-        return getattr(self.dialect, name)(self.prefix)  # type: ignore[no-any-return]
-
-    def __format__(self, spec: str) -> str:
-        raise KeyError(f"{self.prefix[:-1]!r} is neither a field nor an attribute of the dialect")
-
-
-@dataclasses.dataclass(frozen=True)
-class Where:
-    """Conditions of a statement, joined with AND, and their parameters in order."""
-
-    sql: str
-    params: list[Any]
-
-
-def filters(query: ActaQuery) -> tuple[list[str], list[Any]]:
-    """The conditions that ``query``'s filters put on the acta, and their parameters:
-    the one place a window filter becomes SQL, for the window and for follow alike."""
-    conditions: list[str] = []
-    params: list[Any] = []
-    for declared in FILTERS:
-        values = getattr(query, declared.field)
-        if values:
-            column = declared.attribute
-            conditions.append(f"{column} IN ({', '.join(['%s'] * len(values))})")
-            params.extend(sorted(str(v) for v in values))
-    return conditions, params
-
-
-_LIST = (
-    "SELECT id, owner_id, {chronicum_times} FROM {chronica} WHERE owner_id = %s{page}"
-    " ORDER BY last_activity_at DESC, id LIMIT %s"
-)
 CREATE_ATTEMPTS = 6
 """How often a create on a database without ON CONFLICT tries again when the chronicum
 that took its ID was deleted meanwhile."""
 
+_NO_LIMIT = 2**63 - 1
+
 
 def _limit(last_n: int) -> int | None:
     # A limit beyond any BIGINT is no limit; the database would refuse it as out of range.
-    return last_n if 0 < last_n < 2**63 else None
+    return last_n if 0 < last_n < _NO_LIMIT else None
+
+
+def filters(query: ActaQuery) -> tuple[str, dict[str, Any]]:
+    """The conditions the query's filters put on the acta (each `` AND column IN (...)``)
+    and their parameters: the one place a filter becomes SQL."""
+    where: list[str] = []
+    params: dict[str, Any] = {}
+    for declared in FILTERS:
+        values = sorted(str(v) for v in getattr(query, declared.field))
+        if values:
+            names = [f"{declared.name}_{i}" for i in range(len(values))]
+            listed = ", ".join(f"%({name})s" for name in names)
+            where.append(f" AND {declared.attribute} IN ({listed})")
+            params.update(zip(names, values, strict=True))
+    return "".join(where), params
 
 
 class BaseDialect:
     """Chronica's SQL in the plain dialect, and the features a vendor may change."""
 
-    acta = models.Actum._meta.db_table
-    chronica = models.Chronicum._meta.db_table
+    tables = {
+        "acta": models.Actum._meta.db_table,
+        "chronica": models.Chronicum._meta.db_table,
+        "states": models.SharedState._meta.db_table,
+        "credentials": models.AgentCredential._meta.db_table,
+    }
 
-    # -- features ----------------------------------------------------------------
-    has_on_conflict = False
-    """``INSERT ... ON CONFLICT DO NOTHING`` (PostgreSQL; SQLite 3.24 and later)."""
-    writes_in_one_statement = False
-    """A write, a batch included, is one statement (``record_statement``), run as a
-    plan, which the asyncio path runs too. Otherwise a write is a transaction that
-    starts with a write (``plans.record_in_transaction``)."""
+    now = "%(now)s"
+    """The moment of the statement, where a statement compares with it."""
+    share = ""
+    """How a write takes the row of the credential it is made with (PostgreSQL: FOR
+    SHARE, so that a revocation waits for it)."""
+    credential_param = "%(credential)s"
+
+    chronicum_is = "chronicum_id = %(chronicum_id)s"
+    """How a statement on the acta names its chronicum: an equality, so that a table
+    partitioned or sharded by ``chronicum_id`` is read in one partition."""
 
     def __init__(self) -> None:
-        # Every template formatted now: a wrong field fails at import, not mid-call.
-        for klass in type(self).__mro__:
-            for name, value in vars(klass).items():
-                if isinstance(value, Template):
-                    getattr(self, name)
+        self.sql: dict[tuple[str, bool], str] = {}
+        for name in dir(sql):
+            template = getattr(sql, name)
+            if name.isupper() and isinstance(template, str) and "{" in template:
+                for owned in (True, False):
+                    self.sql[name, owned] = self.render(template, owned=owned)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
 
+    def render(self, template: str, *, owned: bool = True, **more: str) -> str:
+        """``template`` with this dialect's pieces; ``owned``: with the owner's check."""
+        owner = (sql.OWNED if owned else sql.EXISTING).format(**self.tables)
+        credential = dict(self.tables, now=self.now, share=self.share)
+        credential_ok = sql.CREDENTIAL_OK.format(**credential).replace(
+            "(%(credential)s IS NULL", f"({self.credential_param} IS NULL", 1
+        )
+        return template.format(
+            **self.tables,
+            chronicum_is=self.chronicum_is,
+            a_chronicum_is="a." + self.chronicum_is,
+            owned=owner,
+            columns=self.columns(),
+            a_columns=self.columns("a."),
+            size=self.size(),
+            a_size=self.size("a."),
+            count=f"COALESCE(a.tokens, {self.estimate('a.')})",
+            newest=sql.NEWEST.format(**self.tables, chronicum_is=self.chronicum_is),
+            insert_columns=sql.INSERT_COLUMNS,
+            credential_ok=credential_ok,
+            credential_state=sql.CREDENTIAL_STATE.format(**credential),
+            now=self.now,
+            share=self.share,
+            **more,
+        )
+
+    def statement(self, name: str, owned: bool = True) -> str:
+        return self.sql[name, owned]
+
     # -- fragments ---------------------------------------------------------------
 
-    def timestamp(self, column: str) -> str:
-        """How a read selects a timestamp column (``plans.utc`` turns it back)."""
-        return column
-
-    def actum_time(self, column: str) -> str:
-        """How a read of acta selects their time (``rows.acta_of`` turns it back)."""
-        return self.timestamp(column)
+    def columns(self, table: str = "") -> str:
+        """What every read selects of an actum, in the order ``rows.acta_of`` takes it."""
+        return ", ".join(table + column for column in sql.ACTUM_COLUMNS)
 
     def octets(self, column: str) -> str:
         """The size of a text column in bytes of UTF-8."""
         return f"length(CAST({column} AS BLOB))"
-
-    def columns(self, table: str = "") -> str:
-        """What every read selects of an actum, in the order ``plans.actum`` takes it."""
-        t = table
-        return (
-            f"{t}id, {t}kind, {t}actor_kind, {t}actor, {t}content, {self.actum_time(t + 'at')},"
-            f" {t}call_id, {t}data, {t}recorded_by"
-        )
 
     def data_octets(self, column: str) -> str:
         """The size of the JSON ``data`` column in bytes (0 for NULL)."""
@@ -215,339 +138,184 @@ class BaseDialect:
         """What an actum weighs against ``ActaQuery.max_bytes``."""
         return f"({self.octets(table + 'content')} + {self.data_octets(table + 'data')})"
 
-    def within_bytes(self, sql: str, columns: str, table: str) -> str:
-        """``sql`` (a window, newest first, selecting ``columns``) cut to the newest acta
-        whose sizes add up to the byte budget (one more parameter), the newest always
-        kept, then read whole (one more: the chronicum ID). The running sum is taken
-        over sequence numbers and sizes only: the acta past the budget are never read
-        into Python, nor their content and data held by the database for the sum."""
-        sized = sql.replace(columns, f"{table}seq AS w_seq, {self.size(table)} AS w_size", 1)
-        return (
-            f"SELECT {self.columns('k.')} FROM {self.acta} k JOIN (SELECT c.w_seq FROM"
-            " (SELECT b.w_seq, SUM(b.w_size) OVER (ORDER BY b.w_seq DESC ROWS UNBOUNDED"
-            " PRECEDING) AS w_used, ROW_NUMBER() OVER (ORDER BY b.w_seq DESC) AS w_n"
-            f" FROM ({sized}) b) c WHERE c.w_used <= %s OR c.w_n = 1) f"
-            f" ON k.{self.chronicum_is} AND k.seq = f.w_seq ORDER BY k.seq DESC"
-        )
-
     def estimate(self, table: str = "") -> str:
         """The database's estimate of an actum that was stored without a token count: the
         default counter's formula, ``4 + ceil(UTF-8 bytes of content / 3.5)``."""
         return f"(4 + (2 * {self.octets(table + 'content')} + 6) / 7)"
 
-    def chronicum_times(self) -> str:
-        return f"{self.timestamp('started_at')}, {self.timestamp('last_activity_at')}"
+    def time(self, connection: BaseDatabaseWrapper, moment: dt.datetime) -> Any:
+        """A moment as this database's timestamp columns take it."""
+        return connection.ops.adapt_datetimefield_value(moment)
 
-    insert_columns = (
-        "id, chronicum_id, kind, actor_kind, actor, content, at, call_id, data, tokens,"
-        " idempotency_key, recorded_by"
-    )
+    # -- reads -------------------------------------------------------------------
 
-    # -- statements --------------------------------------------------------------
+    def window(
+        self, owner_id: str | None, chronicum_id: str, query: ActaQuery
+    ) -> tuple[Statement, Callable[[list[tuple[Any, ...]]], WindowPage | None]]:
+        """The statement of a context window page, and what turns its rows into the
+        page (``None`` for a missing chronicum or another owner's).
 
-    chronicum_is = "chronicum_id = %s"
-    """How every statement that reads or writes acta names its chronicum: by equality
-    on ``chronicum_id`` (parameter: the ID), so that a table partitioned or distributed
-    by ``chronicum_id`` sends it to one partition or shard (docs/deploying-replicas.md).
-    PostgreSQL's is ``= ANY(ARRAY[...])``: still an equality that prunes partitions, but
-    one that leaves ``ORDER BY chronicum_id DESC, seq DESC`` an order only the
-    (chronicum_id, seq) index serves; after a plain ``=`` the planner drops
-    chronicum_id from the order, and may then walk the primary key backwards and
-    filter, reading every newer actum of every other chronicum (BENCHMARKS.md, "Plans
-    on the big sessions"), as the statistics decide."""
-
-    create = Template(
-        "INSERT INTO {chronica} (id, owner_id, started_at, last_activity_at)"
-        " VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING"
-    )
-    get = Template("SELECT owner_id, started_at, last_activity_at FROM {chronica} WHERE id = %s")
-    exists = Template("SELECT 1 FROM {chronica} WHERE id = %s")
-    exists_owned = Template("SELECT 1 FROM {chronica} WHERE id = %s AND owner_id = %s")
-    actum_exists = Template("SELECT 1 FROM {acta} WHERE chronicum_id = %s AND id = %s")
-    owned = Template("({exists_owned})")
-    owns = Template("EXISTS {owned}")
-    # The batch a key recorded: the keyed actum and "<key>\n<position>" for the rest.
-    by_key_where = Template(
-        "SELECT {columns} FROM {acta} WHERE chronicum_id = %s"
-        " AND (idempotency_key = %s OR substr(idempotency_key, 1, %s) = %s)"
-    )
-    by_key = Template("{by_key_where} ORDER BY seq")
-    by_key_owned = Template("{by_key_where} AND {owns} ORDER BY seq")
-    by_seq = Template("SELECT {columns} FROM {acta} WHERE {chronicum_is} AND seq = %s")
-    touch = Template("UPDATE {chronica} SET last_activity_at = last_activity_at WHERE id = %s")
-    touch_owned = Template("{touch} AND owner_id = %s")
-    # A write first, so that SQLite takes its write lock before it reads.
-    lock = Template("{touch_owned}")
-    insert = Template(
-        "INSERT INTO {acta} ({insert_columns})"
-        " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-    )
-    bump = Template("UPDATE {chronica} SET last_activity_at = %s WHERE id = %s")
-    delete_acta = Template("DELETE FROM {acta} WHERE chronicum_id = %s")
-    delete_chronicum = Template("DELETE FROM {chronica} WHERE id = %s")
-    delete_actum = Template("DELETE FROM {acta} WHERE {chronicum_is} AND seq = %s")
-    # The first condition lets the index seek to the page's start; the second settles ties.
-    list_first = Template(_LIST, page="")
-    list_after = Template(
-        _LIST, page=" AND last_activity_at <= %s AND (last_activity_at < %s OR id > %s)"
-    )
-    newest_seq = Template(
-        "SELECT seq FROM {acta} WHERE {chronicum_is} ORDER BY chronicum_id DESC, seq DESC LIMIT 1"
-    )
-    position_now = Template("SELECT {owned}, ({newest_seq})")
-    before_actum = Template(
-        "seq < (SELECT MIN(seq) FROM {acta} WHERE chronicum_id = %s AND id = %s)"
-    )
-    position_of = Template(
-        "SELECT {owned}, (SELECT MAX(seq) FROM {acta} WHERE chronicum_id = %s AND id = %s)"
-    )
-
-    # chronica_purge: a chronicum's acta counted (up to a limit), the oldest deleted.
-    count_acta = Template("SELECT COUNT(*) FROM {acta} WHERE {chronicum_is}")
-    count_acta_up_to = Template(
-        "SELECT COUNT(*) FROM (SELECT 1 FROM {acta} WHERE {chronicum_is} LIMIT %s) AS up_to"
-    )
-    delete_oldest = Template(
-        "DELETE FROM {acta} WHERE {chronicum_is} AND seq IN (SELECT seq FROM {acta}"
-        " WHERE {chronicum_is} ORDER BY chronicum_id, seq LIMIT %s)"
-    )
-
-    # -- the context window ------------------------------------------------------
-
-    window = Template(
-        "SELECT {columns} FROM {acta} WHERE {where} ORDER BY chronicum_id DESC, seq DESC{limit}",
-        later=("where", "limit"),
-    )
-    # A budget: walk back from the newest actum one index probe at a time, keeping a
-    # running sum, and stop at the first actum that does not fit (or at last_n). The
-    # time grows with the window, not with the chronicum.
-    budget_window = Template(
-        """
-WITH RECURSIVE w(seq, running, n) AS (
-    SELECT a.seq, {count}, 1 FROM {acta} a WHERE a.{chronicum_is} AND a.seq = (
-        SELECT seq FROM {acta} WHERE {where}
-        ORDER BY chronicum_id DESC, seq DESC LIMIT 1)
-    UNION ALL
-    SELECT a.seq, w.running + {count}, w.n + 1
-    FROM w JOIN {acta} a ON a.{chronicum_is} AND a.seq = (
-        SELECT seq FROM {acta} WHERE {step} AND seq < w.seq
-        ORDER BY chronicum_id DESC, seq DESC LIMIT 1)
-    WHERE w.running <= %s{limit}
-)
-SELECT {a.columns}
-FROM w JOIN {acta} a ON a.{chronicum_is} AND a.seq = w.seq
-WHERE w.running <= %s ORDER BY w.seq DESC
-""",
-        later=("where", "step", "limit"),
-        count="COALESCE(a.tokens, {a.estimate})",
-    )
-
-    def owner_check(self, functions: bool) -> str:
-        """The condition that the chronicum (parameters: its ID, the owner) is the owner's."""
-        return self.owns
-
-    def window_conditions(
-        self,
-        chronicum_id: str,
-        query: ActaQuery,
-        owner_id: str | None,
-        *,
-        with_owner: bool = True,
-        functions: bool = False,
-    ) -> Where:
-        """What every window statement asks of an actum: this chronicum, the filters,
-        ``before``, and (given ``owner_id`` and ``with_owner``) the owner's check."""
-        # chronicum_is and a two-column ORDER BY (see chronicum_is): only the
-        # (chronicum_id, seq) index can serve this order; a test EXPLAINs it.
-        conditions, params = filters(query)
-        where = [self.chronicum_is, *conditions]
-        params = [chronicum_id, *params]
-        if query.before is not None:
-            where.append(self.before_actum)
-            params += [chronicum_id, query.before]
-        if owner_id is not None and with_owner:
-            where.append(self.owner_check(functions))
-            params += [chronicum_id, owner_id]
-        return Where(" AND ".join(where), params)
-
-    def window_sql(
-        self,
-        chronicum_id: str,
-        query: ActaQuery,
-        owner_id: str | None = None,
-        *,
-        functions: bool = False,
-    ) -> Statement:
-        """The context window in one statement: the newest acta that pass the filters, up
-        to the limit and the token budget, newest first (the caller turns them back).
-        Given ``owner_id``, no actum is read unless the chronicum is that owner's (checked
-        by ``chronica_owns`` when ``functions``: PostgreSQL with migration 0004's functions)."""
-        where = self.window_conditions(chronicum_id, query, owner_id, functions=functions)
-        limit = _limit(query.last_n)
-        if query.max_tokens is None:
-            # Simpler than a join with the chronicum (which would tell a missing chronicum
-            # from an empty window in the same statement), so cheaper to plan: only an
-            # empty window pays a second, tiny query.
-            sql = self.window.format(where=where.sql, limit=" LIMIT %s" if limit else "")
-            params = where.params + ([limit] if limit else [])
+        Every row is (found, where ``before`` stands, whether an older page exists,
+        the actum's columns, its seq); a row with no actum when the window is empty."""
+        where, params = filters(query)
+        params.update(chronicum_id=chronicum_id, owner_id=owner_id, before=query.before)
+        before = "" if query.before is None else sql.BEFORE.format(**self.tables)
+        before_seq = "NULL" if query.before is None else sql.BEFORE_SEQ.format(**self.tables)
+        owned = owner_id is not None
+        last_n = _limit(query.last_n)
+        if query.max_tokens is not None:
+            fits = ["w.w_used <= %(max_tokens)s"]
+            params["max_tokens"] = query.max_tokens
             if query.max_bytes is not None:
-                cut = self.within_bytes(sql, self.columns(), "")
-                return cut, [*params, query.max_bytes, chronicum_id]
-            return sql, params
-        step = self.window_conditions(chronicum_id, query, owner_id, with_owner=False)
-        sql = self.budget_window.format(
-            where=where.sql, step=step.sql, limit=" AND w.n < %s" if limit else ""
-        )
-        params = [chronicum_id, *where.params, chronicum_id, *step.params, query.max_tokens]
-        if limit:
-            params.append(limit)
-        params += [chronicum_id, query.max_tokens]
-        if query.max_bytes is not None:
-            cut = self.within_bytes(sql, self.columns("a."), "a.")
-            return cut, [*params, query.max_bytes, chronicum_id]
-        return sql, params
+                fits.append("(w.w_bytes <= %(max_bytes)s OR w.w_n = 1)")
+                params["max_bytes"] = query.max_bytes
+            if last_n is not None:
+                fits.append("w.w_n <= %(last_n)s")
+                params["last_n"] = last_n
+            text = self.statement("WINDOW_WITHIN_TOKENS", owned).format(
+                filters=where, before=before, fits=" AND ".join(fits), w_before=before_seq
+            )
+        elif query.max_bytes is not None:
+            params["max_bytes"] = query.max_bytes
+            if last_n is not None:
+                params["last_n"] = last_n
+            text = self.statement("WINDOW_WITHIN_BYTES", owned).format(
+                filters=where,
+                before=before,
+                limit="" if last_n is None else " LIMIT CAST(%(last_n)s AS BIGINT) + 1",
+                last_n="" if last_n is None else " AND r.w_n <= %(last_n)s",
+                w_before=before_seq,
+            )
+        else:
+            if last_n is not None:
+                params["last_n"] = last_n
+            # (no "older page" column: the extra row of LIMIT last_n + 1 says so)
+            text = self.statement("WINDOW", owned).format(
+                filters=where,
+                before=before,
+                limit="" if last_n is None else " LIMIT CAST(%(last_n)s AS BIGINT) + 1",
+                w_before=before_seq,
+            )
+        budget = query.max_tokens is not None or query.max_bytes is not None
 
-    # -- following ---------------------------------------------------------------
+        def page(rows: list[tuple[Any, ...]]) -> WindowPage | None:
+            found, before_at = rows[0][0], rows[0][1]
+            if not found:
+                return None
+            if query.before is not None and before_at is None:
+                raise InvalidQuery(f"before={query.before!r} is not an actum of this chronicum")
+            kept = [row[3:-1] for row in rows if row[-1] is not None]
+            if budget:
+                more = bool(kept) and bool(rows[0][2])
+            else:
+                more = last_n is not None and len(kept) > last_n
+                if more:
+                    kept = kept[:last_n]
+            kept.reverse()
+            return acta_of(chronicum_id, kept, raw=query.raw_data), more
 
-    # The chronicum and "seq > position" are where the (chronicum_id, seq) index scan
-    # starts, however long the chronicum; the horizon (the newest seq) is read in the
-    # same statement, so with the same snapshot as the page.
-    after = Template(
-        """
-SELECT o.owned, o.top, {p.columns}, p.seq
-FROM (SELECT {owned} AS owned, ({newest_seq}) AS top) o
-LEFT JOIN (
-    SELECT seq, id, kind, actor_kind, actor, content, at, call_id, data, recorded_by FROM {acta}
-    WHERE {chronicum_is} AND seq > %s{filters}
-      AND EXISTS {owned}
-    ORDER BY chronicum_id, seq LIMIT %s
-) p ON 1 = 1
-ORDER BY p.seq
-""",
-        later=("filters",),
-    )
+        return (text, params), page
 
-    # With a byte budget: the sizes of the next acta first (no content or data read),
-    # then only those that fit, the first always; "cut" tells that some did not.
-    after_within = Template(
-        """
-WITH sized AS (
-    SELECT seq, {size} AS w_size FROM {acta}
-    WHERE {chronicum_is} AND seq > %s{filters}
-      AND EXISTS {owned}
-    ORDER BY chronicum_id, seq LIMIT %s
-), fit AS (
-    SELECT s.seq FROM (
-        SELECT seq, SUM(w_size) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS w_used,
-               ROW_NUMBER() OVER (ORDER BY seq) AS w_n
-        FROM sized
-    ) s WHERE s.w_used <= %s OR s.w_n = 1
-)
-SELECT o.owned, o.top, {p.columns}, p.seq, o.cut
-FROM (SELECT {owned} AS owned, ({newest_seq}) AS top,
-             (SELECT COUNT(*) FROM sized) > (SELECT COUNT(*) FROM fit) AS cut) o
-LEFT JOIN (
-    SELECT seq, id, kind, actor_kind, actor, content, at, call_id, data, recorded_by FROM {acta}
-    WHERE {chronicum_is} AND seq IN (SELECT seq FROM fit)
-) p ON 1 = 1
-ORDER BY p.seq
-""",
-        later=("filters",),
-    )
-
-    def after_sql(
-        self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
-    ) -> Statement:
-        """The acta after seq ``position`` that pass the filters, at most ``limit``, with
-        the owner's check and the newest seq, in one statement (``plans.after_plan``).
-        With ``query.max_bytes``, only as many as fit it, and whether some did not."""
-        conditions, filter_params = filters(query)
-        where = "".join(f" AND {c}" for c in conditions)
-        if query.max_bytes is not None:
-            params: list[Any] = [chronicum_id, position, *filter_params, chronicum_id, owner_id]
-            params += [limit, query.max_bytes, chronicum_id, owner_id, chronicum_id]
-            params.append(chronicum_id)
-            return self.after_within.format(filters=where), params
-        params = [chronicum_id, owner_id, chronicum_id]
-        params += [chronicum_id, position, *filter_params]
-        params += [chronicum_id, owner_id, limit]
-        return self.after.format(filters=where), params
-
-    # -- writing -----------------------------------------------------------------
-
-    def use_functions(
-        self, database: Database, *, writing: bool, attested: bool = False
-    ) -> Plan[bool]:
-        """Whether a write (``writing``) or a window calls migration 0004's functions:
-        a plan, since it may have to look them up."""
-        yield from ()
-        return False
-
-    read_state_call = ""
-    """Where ``use_read_state``: the call of migration 0007's function (parameters: the
-    namespace, the owner, the chronicum, the limit or NULL)."""
-
-    def use_read_state(self, database: Database) -> Plan[bool]:
-        """Whether a session read (state and newest acta) calls migration 0007's function."""
-        yield from ()
-        return False
-
-    def use_window_function(self, database: Database) -> Plan[bool]:
-        """Whether a plain window (no budget, no ``before``, no byte budget) calls
-        migration 0008's function instead of ``window_sql``."""
-        yield from ()
-        return False
-
-    def window_call_statement(
-        self, chronicum_id: str, query: ActaQuery, owner_id: str
-    ) -> Statement:
-        """Where ``use_window_function``: the call that reads ``window_sql``'s rows."""
-        raise NotImplementedError(f"{type(self).__name__} has no window function")
-
-    def record_statement(
+    def after(
         self,
-        acta: Sequence[Actum],
-        key: str | None,
-        tokens: Sequence[int | None],
-        owner_id: str | None,
-        *,
-        functions: bool,
-    ) -> Statement:
-        """Where ``writes_in_one_statement``: the write of ``acta`` as one statement. It
-        answers one row: without a key, the write's epoch microseconds (no row, or
-        NULL, when the chronicum is not found); with one, (the microseconds or NULL if
-        the key was used, whether the chronicum was found)."""
-        raise NotImplementedError(f"{self!r} writes in a transaction, not in one statement")
+        owner_id: str,
+        chronicum_id: str,
+        query: ActaQuery,
+        position: int | str | None,
+        limit: int,
+    ) -> tuple[Statement, Callable[[list[tuple[Any, ...]]], FollowPage | None]]:
+        """The statement of ``acta_after`` and what turns its rows into the page. Every
+        row is (found, the newest seq, the seq read from, [cut,] the actum's columns,
+        its seq)."""
+        where, params = filters(query)
+        params.update(chronicum_id=chronicum_id, owner_id=owner_id, limit=limit)
+        if position is None:
+            start, params["limit"] = "0", 0
+        elif isinstance(position, str):
+            start, params["after"] = sql.AFTER_ACTUM.format(**self.tables), position
+        else:
+            start, params["position"] = "%(position)s", position
+        within = query.max_bytes is not None
+        if within:
+            params["max_bytes"] = query.max_bytes
+        name = "AFTER_WITHIN_BYTES" if within else "AFTER"
+        text = self.statement(name).format(filters=where, start=start)
+        first = 4 if within else 3
 
-    # -- behaviour ---------------------------------------------------------------
+        def page(rows: list[tuple[Any, ...]]) -> FollowPage | None:
+            found, top, start_at = rows[0][:3]
+            if not found:
+                return None
+            top = int(top or 0)
+            if position is None:
+                return [], top, False
+            if start_at is None:
+                raise InvalidQuery(f"after={position!r} is not an actum of this chronicum")
+            kept = [row[first:-1] for row in rows if row[-1] is not None]
+            acta = acta_of(chronicum_id, kept, raw=query.raw_data)
+            if within and rows[0][3]:
+                return acta, int(rows[-1][-1]), True  # cut at the byte budget: read on
+            if len(acta) >= limit:
+                return acta, int(rows[-1][-1]), True
+            # Every actum up to the newest was read, the filtered-out ones included.
+            return acta, max(int(start_at), top), False
+
+        return (text, params), page
+
+    def listing(
+        self, connection: BaseDatabaseWrapper, owner_id: str, limit: int, after: Chronicum | None
+    ) -> Statement:
+        params: dict[str, Any] = {"owner_id": owner_id, "limit": limit}
+        if after is not None:
+            params.update(at=self.time(connection, after.last_activity_at), after_id=after.id)
+        text = self.statement("LIST").format(after="" if after is None else sql.LIST_AFTER)
+        return text, params
+
+    # -- writes ------------------------------------------------------------------
+
+    has_on_conflict = False
+    """``INSERT ... ON CONFLICT DO NOTHING`` (PostgreSQL; SQLite 3.24 and later)."""
 
     def create_chronicum(self, connection: BaseDatabaseWrapper, chronicum: Chronicum) -> None:
-        """Store ``chronicum``; ``ChronicumExists`` if its ID is taken."""
-        if self.has_on_conflict:
-            # One statement that creates or finds the ID taken: no IntegrityError, which a
-            # delete of the taking chronicum right after it would leave unexplained.
-            params = [
-                chronicum.id,
-                chronicum.owner_id,
-                connection.ops.adapt_datetimefield_value(chronicum.started_at),
-                connection.ops.adapt_datetimefield_value(chronicum.last_activity_at),
-            ]
+        """Store ``chronicum``; ``ChronicumExists`` if its ID is taken: where the database
+        can, one statement that creates or finds the ID taken (no IntegrityError, which
+        a delete of the chronicum that took the ID right after it would leave
+        unexplained)."""
+        if not self.has_on_conflict:
+            for _attempt in range(CREATE_ATTEMPTS):
+                try:
+                    return self.retry_when_locked(
+                        connection,
+                        lambda: self.create_in_transaction(connection, chronicum),
+                    )
+                except ChronicumExists:
+                    if (
+                        models.Chronicum.objects.using(connection.alias)
+                        .filter(pk=chronicum.id)
+                        .exists()
+                    ):
+                        raise
+                    # The chronicum that took the ID was deleted since: try again.
+            raise ChronicumExists(chronicum.id)
+        params = {
+            "chronicum_id": chronicum.id,
+            "owner_id": chronicum.owner_id,
+            "started_at": self.time(connection, chronicum.started_at),
+            "last_activity_at": self.time(connection, chronicum.last_activity_at),
+        }
 
-            def insert() -> int:
-                with connection.cursor() as cursor:
-                    cursor.execute(self.create, params)
-                    return int(cursor.rowcount)
+        def insert() -> int:
+            with connection.cursor() as cursor:
+                cursor.execute(self.statement("CREATE"), params)
+                return int(cursor.rowcount)
 
-            if self.retry_when_locked(connection, insert) == 0:
-                raise ChronicumExists(chronicum.id)
-            return
-        self._create_with_the_orm(connection, chronicum)
+        if self.retry_when_locked(connection, insert) == 0:
+            raise ChronicumExists(chronicum.id)
 
-    def _create_with_the_orm(self, connection: BaseDatabaseWrapper, chronicum: Chronicum) -> None:
-        """``create_chronicum`` on a database with no ``ON CONFLICT``."""
+    def create_in_transaction(self, connection: BaseDatabaseWrapper, chronicum: Chronicum) -> None:
+        """``create_chronicum`` inside the caller's transaction (no retry of its own)."""
         rows = models.Chronicum.objects.using(connection.alias)
-
-        def insert() -> None:
+        try:
             with transaction.atomic(using=connection.alias):
                 rows.create(
                     id=chronicum.id,
@@ -555,22 +323,127 @@ ORDER BY p.seq
                     started_at=chronicum.started_at,
                     last_activity_at=chronicum.last_activity_at,
                 )
+        except IntegrityError:
+            raise ChronicumExists(chronicum.id) from None
+
+    def append(
+        self,
+        connection: BaseDatabaseWrapper,
+        owner_id: str | None,
+        chronicum_id: str,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+        create: Create | None,
+        credential: str | None = None,
+    ) -> Recorded | None:
+        """``DjangoStore.append`` without state: the write, owner-checked where it appends.
+
+        Here, for any database: a transaction that takes the chronicum's lock first (a
+        write, checking the owner), creates the chronicum where asked, reads a keyed
+        batch back, inserts the acta and bumps the chronicum. The vendors' dialects do
+        the same in fewer statements."""
+
+        def write() -> Recorded | None:
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                if not self.lock_chronicum(cursor, owner_id, chronicum_id, credential):
+                    self.check_credential(connection, cursor, credential)
+                    if create != "missing" or owner_id is None:
+                        return None
+                    now = dt.datetime.now(dt.UTC)
+                    try:
+                        self.create_in_transaction(
+                            connection, Chronicum(chronicum_id, owner_id, now, now)
+                        )
+                    except ChronicumExists:
+                        return None  # another owner's (or the same owner's: ask again)
+                if key is not None and (replay := self.replay(cursor, owner_id, chronicum_id, key)):
+                    return Recorded(replay, replayed=True)
+                now = dt.datetime.now(dt.UTC)
+                at = self.time(connection, now)
+                keys = (
+                    [None] * len(acta)
+                    if key is None
+                    else [key] + [f"{key}\n{i}" for i in range(1, len(acta))]
+                )
+                cursor.executemany(
+                    self.statement("INSERT"),
+                    [
+                        {
+                            "id": a.id,
+                            "chronicum_id": chronicum_id,
+                            "kind": a.kind.value,
+                            "actor_kind": a.actor_kind.value,
+                            "actor": a.actor,
+                            "content": a.content,
+                            "at": at,
+                            "call_id": a.call_id,
+                            "data": None if a.data is None else dumps_data(a.data),
+                            "tokens": count,
+                            "key": member_key,
+                            "recorded_by": a.recorded_by,
+                        }
+                        for a, count, member_key in zip(acta, tokens, keys, strict=True)
+                    ],
+                )
+                cursor.execute(self.statement("BUMP"), {"at": at, "chronicum_id": chronicum_id})
+            return Recorded(stamped(acta, now))
 
         for _attempt in range(CREATE_ATTEMPTS):
-            try:
-                self.retry_when_locked(connection, insert)
-                return
-            except IntegrityError:
-                if rows.filter(pk=chronicum.id).exists():
-                    raise ChronicumExists(chronicum.id) from None
-                # The chronicum that took the ID was deleted since: try again.
-        raise ChronicumExists(chronicum.id)
+            recorded = self.retry_when_locked(connection, write)
+            if recorded is not None or create != "missing":
+                return recorded
+        return None
 
-    def lock_chronicum(self, cursor: Any, chronicum_id: str, owner_id: str) -> bool:
-        """Take the chronicum's row lock (SQLite: the database's write lock); whether it
-        is there and ``owner_id``'s."""
-        cursor.execute(self.lock, [chronicum_id, owner_id])
+    def replay(self, cursor: Any, owner_id: str | None, chronicum_id: str, key: str) -> list[Actum]:
+        """The acta a keyed write stored, still there, in write order, read with the owner
+        checked in the same statement; ``[]`` if none (or not the owner's any more)."""
+        prefix = key + "\n"
+        cursor.execute(
+            self.statement("BY_KEY", owner_id is not None),
+            {
+                "chronicum_id": chronicum_id,
+                "owner_id": owner_id,
+                "key": key,
+                "prefix": prefix,
+                "prefix_length": len(prefix),
+            },
+        )
+        return acta_of(chronicum_id, cursor.fetchall())
+
+    def lock_chronicum(
+        self, cursor: Any, owner_id: str | None, chronicum_id: str, credential: str | None = None
+    ) -> bool:
+        """Take the chronicum's row lock (SQLite: the database's write lock, a write
+        first); whether it is there and ``owner_id``'s (any owner's for ``None``), and
+        the ``credential`` (a key ID) still valid where one is given."""
+        cursor.execute(
+            self.statement("LOCK"),
+            {
+                "chronicum_id": chronicum_id,
+                "owner_id": owner_id,
+                "credential": credential,
+                "now": self.time(cursor.db, dt.datetime.now(dt.UTC)),
+            },
+        )
         return bool(cursor.rowcount)
+
+    def check_credential(
+        self, connection: BaseDatabaseWrapper, cursor: Any, credential: str | None
+    ) -> None:
+        """After a write found nothing to write into: ``InvalidCredential`` where that
+        was the credential it was made with (revoked or expired meanwhile)."""
+        if credential is None:
+            return
+        now = self.time(connection, dt.datetime.now(dt.UTC))
+        cursor.execute(self.statement("CREDENTIAL_STATE"), {"credential": credential, "now": now})
+        row = cursor.fetchone()
+        if row is None:
+            raise InvalidCredential("unknown")
+        if row[0]:
+            raise InvalidCredential("revoked")
+        if row[1]:
+            raise InvalidCredential("expired")
 
     def deleted(self, cursor: Any, chronicum_id: str) -> None:
         """Tell followers, in the deleting transaction, that the chronicum is gone."""
@@ -579,10 +452,43 @@ ORDER BY p.seq
         """Wake-ups for a follower of ``chronicum_id``; ``None``: followers poll."""
         return None
 
-    def supports_async(self) -> bool:
-        """Whether the store's ``a*`` methods run plans on this database without a thread."""
-        return False
-
     def retry_when_locked(self, connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
         """Run ``write``, a whole transaction of ours (only SQLite runs it again)."""
         return write()
+
+
+def batch_json(acta: Sequence[Actum], tokens: Sequence[int | None], key: str | None) -> str:
+    """The batch as one JSON array, one object an actum with every column a write
+    stores (``data`` as its JSON text; ``key``: the idempotency key of each, the key on
+    the first and ``<key>\\n<position>`` on the others, a key never holding a newline):
+    one parameter, one statement text, whatever the batch's size."""
+    keys = (
+        [None] * len(acta) if key is None else [key, *(f"{key}\n{i}" for i in range(1, len(acta)))]
+    )
+    return json.dumps(
+        [
+            {
+                "id": a.id,
+                "kind": a.kind.value,
+                "actor_kind": a.actor_kind.value,
+                "actor": a.actor,
+                "content": a.content,
+                "call_id": a.call_id,
+                "data": None if a.data is None else dumps_data(a.data),
+                "tokens": count,
+                "recorded_by": a.recorded_by,
+                "key": member_key,
+            }
+            for a, count, member_key in zip(acta, tokens, keys, strict=True)
+        ],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def stamped(acta: Sequence[Actum], at: Any) -> list[Actum]:
+    """The acta as stored at ``at`` (a time as the database handed it back)."""
+    import dataclasses
+
+    moment = utc(at)
+    return [dataclasses.replace(a, at=moment) for a in acta]

@@ -68,7 +68,10 @@ class PurgeQueries:
 
     def count_acta(self, chronicum_id: str) -> int:
         with connections[self.alias].cursor() as cursor:
-            cursor.execute(dialect_of(connections[self.alias]).count_acta, [chronicum_id])
+            cursor.execute(
+                dialect_of(connections[self.alias]).statement("COUNT_ACTA"),
+                {"chronicum_id": chronicum_id},
+            )
             return int(cursor.fetchone()[0])
 
     def in_transaction(self, write: Callable[[], _T]) -> _T:
@@ -86,13 +89,17 @@ class PurgeQueries:
 
     def count_up_to(self, cursor: Any, chronicum_id: str, most: int) -> int:
         """How many acta the chronicum has, counted up to ``most``."""
-        cursor.execute(dialect_of(connections[self.alias]).count_acta_up_to, [chronicum_id, most])
+        cursor.execute(
+            dialect_of(connections[self.alias]).statement("COUNT_ACTA_UP_TO"),
+            {"chronicum_id": chronicum_id, "most": most},
+        )
         return int(cursor.fetchone()[0])
 
     def delete_oldest(self, cursor: Any, chronicum_id: str, count: int) -> int:
         """Delete the oldest ``count`` acta of the chronicum (its lock is held)."""
         cursor.execute(
-            dialect_of(connections[self.alias]).delete_oldest, [chronicum_id, chronicum_id, count]
+            dialect_of(connections[self.alias]).statement("DELETE_OLDEST"),
+            {"chronicum_id": chronicum_id, "count": count},
         )
         return int(cursor.rowcount)
 

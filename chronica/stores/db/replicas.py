@@ -16,19 +16,16 @@ at least what any of them wrote. A replica that cannot be reached is skipped.
 
 from __future__ import annotations
 
-import contextvars
 import itertools
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from django.core.signals import setting_changed
-from django.db import DatabaseError, connections
+from django.db import DatabaseError, connections, transaction
 
-from .base import Plan, run_plan
-
-__all__ = ["WAIT", "ReadRouter", "lsn_after_write", "read_aliases", "stats"]
+__all__ = ["WAIT", "choose", "read_aliases", "stats", "written"]
 
 WAIT = 0.05
 """Seconds a read waits for a replica to replay this process's newest write, before
@@ -44,14 +41,9 @@ _written: dict[str, str] = {}
 _replayed: dict[str, str] = {}
 """By replica alias: the newest position it was seen to have replayed."""
 _counter = itertools.count()
-missing: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "chronica_missing", default=None
-)
-"""The chronicum the last write of this context found missing (or not the owner's):
-its reads go to the primary until a write into it succeeds, since the caller
-creates it next and must not be told by a lagging replica that it is still missing."""
 stats: dict[str, int] = {"replica": 0, "primary": 0}
-"""Reads served by a replica and by the primary (reads eligible for a replica only)."""
+"""Reads served by a replica and by the primary (reads eligible for a replica only),
+counted under the module's lock."""
 
 
 def _lsn(text: str) -> int:
@@ -63,14 +55,14 @@ _aliases: tuple[str, ...] | None = None
 
 
 def read_aliases() -> Sequence[str]:
-    """``CHRONICA["READ_DATABASES"]``, read once (every window asks) and again after
+    """``CHRONICA["READ_DATABASES"]``, read once (every read asks) and again after
     ``setting_changed`` (``override_settings``)."""
     global _aliases
     aliases = _aliases
     if aliases is None:
         from ...conf import chronica_settings
 
-        aliases = _aliases = chronica_settings.READ_DATABASES
+        aliases = _aliases = tuple(chronica_settings.READ_DATABASES)
     return aliases
 
 
@@ -83,7 +75,7 @@ def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
 setting_changed.connect(_on_setting_changed, dispatch_uid="chronica.stores.db.replicas")
 
 
-def remember(primary: str, lsn: str | None) -> None:
+def _remember(primary: str, lsn: str | None) -> None:
     if lsn is None:
         return
     with _lock:
@@ -92,94 +84,66 @@ def remember(primary: str, lsn: str | None) -> None:
             _written[primary] = lsn
 
 
-def lsn_plan() -> Plan[str | None]:
-    rows = yield CURRENT_LSN, []
-    return rows[0][0] if rows else None
-
-
-def lsn_after_write(primary: str) -> Callable[[], None] | None:
-    """What to run once a write on ``primary`` has committed (``None`` when no replica
-    is configured): remember the position replicas must reach to show it."""
+def written(primary: str) -> None:
+    """After a write on ``primary``: once it commits, remember the WAL position replicas
+    must reach to show it (only where ``CHRONICA["READ_DATABASES"]`` names replicas)."""
     if not read_aliases():
-        return None
+        return
 
     def after() -> None:
         connection = connections[primary]
         if connection.vendor != "postgresql":
             return
         with connection.cursor() as cursor:
-            remember(primary, run_plan(cursor, lsn_plan()))
+            cursor.execute(CURRENT_LSN)
+            row = cursor.fetchone()
+        _remember(primary, row[0] if row else None)
 
-    return after
+    transaction.on_commit(after, using=primary)
 
 
-def _caught_up(replica: str, need: str | None) -> Plan[bool]:
+def _count(served: str) -> None:
+    with _lock:
+        stats[served] += 1
+
+
+def _caught_up(replica: str, need: str | None) -> bool:
     if need is None:
         return True
     seen = _replayed.get(replica)
     if seen is not None and _lsn(seen) >= _lsn(need):
         return True
-    rows = yield REPLAYED, [need]
-    if rows and rows[0][0]:
+    with connections[replica].cursor() as cursor:
+        cursor.execute(REPLAYED, [need])
+        row = cursor.fetchone()
+    if row and row[0]:
         with _lock:
             _replayed[replica] = need
         return True
     return False
 
 
-class ReadRouter:
-    """Which alias a read of ``primary`` goes to."""
-
-    def __init__(self, primary: str) -> None:
-        self.primary = primary
-
-    def _candidates(self) -> list[str]:
-        replicas = [alias for alias in read_aliases() if alias != self.primary]
-        if not replicas:
-            return []
-        if connections[self.primary].in_atomic_block:
-            return []  # the caller's transaction may hold writes of its own
-        start = next(_counter) % len(replicas)
-        return replicas[start:] + replicas[:start]
-
-    def choose(self) -> str:
-        candidates = self._candidates()
-        if not candidates:
-            return self.primary
-        need = _written.get(self.primary)
-        deadline = time.monotonic() + WAIT
-        while True:
-            for replica in candidates:
-                try:
-                    with connections[replica].cursor() as cursor:
-                        if run_plan(cursor, _caught_up(replica, need)):
-                            stats["replica"] += 1
-                            return replica
-                except DatabaseError:
-                    connections[replica].close()
-                    candidates = [c for c in candidates if c != replica]
-            if not candidates or time.monotonic() >= deadline:
-                stats["primary"] += 1
-                return self.primary
-            time.sleep(_POLL)
-
-    async def achoose(self, run: Callable[[str, Plan[Any]], Any]) -> str:
-        import asyncio
-
-        candidates = self._candidates()
-        if not candidates:
-            return self.primary
-        need = _written.get(self.primary)
-        deadline = time.monotonic() + WAIT
-        while True:
-            for replica in candidates:
-                try:
-                    if await run(replica, _caught_up(replica, need)):
-                        stats["replica"] += 1
-                        return replica
-                except DatabaseError:
-                    candidates = [c for c in candidates if c != replica]
-            if not candidates or time.monotonic() >= deadline:
-                stats["primary"] += 1
-                return self.primary
-            await asyncio.sleep(_POLL)
+def choose(primary: str) -> str:
+    """The alias a read of ``primary`` goes to: a replica that has replayed this
+    process's newest write (waiting up to ``WAIT`` for one), else ``primary``. Inside
+    a transaction of the caller's, always ``primary``: it may hold writes of its own."""
+    replicas = [alias for alias in read_aliases() if alias != primary]
+    if not replicas or connections[primary].in_atomic_block:
+        return primary
+    start = next(_counter) % len(replicas)
+    candidates = replicas[start:] + replicas[:start]
+    need = _written.get(primary)
+    deadline = time.monotonic() + WAIT
+    while True:
+        for replica in list(candidates):
+            try:
+                if _caught_up(replica, need):
+                    _count("replica")
+                    return replica
+            except DatabaseError:
+                connections[replica].close()
+                candidates.remove(replica)
+        if not candidates or time.monotonic() >= deadline:
+            _count("primary")
+            return primary
+        time.sleep(_POLL)

@@ -1,21 +1,26 @@
-"""SQLite's dialect: the plain SQL, with ``ON CONFLICT`` and a writer that waits its turn.
+"""SQLite's dialect: a write is one transaction that starts with a write, and a writer
+that waits its turn.
 
 SQLite has one write lock for the whole database. Every write of chronica's starts
-its transaction with a write, so it takes that lock before it reads: concurrent
-writers queue on the busy timeout instead of deadlocking, with Django's default
-options (no special ``transaction_mode``).
+its transaction with a write (the upsert of the chronicum's row), so it takes that lock
+before it reads: concurrent writers queue on the busy timeout instead of deadlocking,
+with Django's default options (no special ``transaction_mode``). Holding the lock, it
+knows whether its key was used (in the same statement) and then inserts the batch,
+read from one JSON array, in one statement.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TypeVar
+import datetime as dt
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
-from django.db import OperationalError
+from django.db import OperationalError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from ...values import ActaQuery
-from .base import BaseDialect, Where
+from ...interfaces import Create
+from ...values import Actum, Recorded
+from .base import BaseDialect, batch_json, stamped
 
 __all__ = ["SQLITE_LOCK_ATTEMPTS", "SQLiteDialect"]
 
@@ -23,30 +28,89 @@ _T = TypeVar("_T")
 
 SQLITE_LOCK_ATTEMPTS = 6
 
+# Whether the key of the write was used in the chronicum.
+_USED = (
+    "EXISTS (SELECT 1 FROM {acta} WHERE chronicum_id = %(chronicum_id)s"
+    " AND idempotency_key = %(key)s)"
+)
+# The chronicum bumped to the write's moment (never back), unless the key was used:
+# then nothing changes. Answers its last activity and whether the key was used.
+_BUMP = (
+    "last_activity_at = CASE WHEN " + _USED + " THEN last_activity_at"
+    " ELSE MAX(last_activity_at, %(now)s) END"
+)
+TOUCH = (
+    "UPDATE {chronica} SET " + _BUMP + " WHERE id = %(chronicum_id)s"
+    " AND owner_id = COALESCE(%(owner_id)s, owner_id) AND {credential_ok}"
+    " RETURNING last_activity_at, " + _USED
+)
+TOUCH_CREATING = (
+    "INSERT INTO {chronica} (id, owner_id, started_at, last_activity_at)"
+    " SELECT %(chronicum_id)s, %(owner_id)s, %(now)s, %(now)s WHERE {credential_ok}"
+    " ON CONFLICT (id) DO UPDATE SET " + _BUMP + " WHERE {chronica}.owner_id = excluded.owner_id"
+    " RETURNING last_activity_at, " + _USED
+)
+INSERT = """
+INSERT INTO {acta} ({insert_columns})
+SELECT json_extract(v.value, '$.id'), %(chronicum_id)s, json_extract(v.value, '$.kind'),
+       json_extract(v.value, '$.actor_kind'), json_extract(v.value, '$.actor'),
+       json_extract(v.value, '$.content'), %(at)s, json_extract(v.value, '$.call_id'),
+       json_extract(v.value, '$.data'), json_extract(v.value, '$.tokens'),
+       json_extract(v.value, '$.key'), json_extract(v.value, '$.recorded_by')
+FROM json_each(%(acta)s) v ORDER BY v.key
+"""
+
 
 class SQLiteDialect(BaseDialect):
     has_on_conflict = True
 
-    def window_conditions(
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = {
+            "touch": self.render(TOUCH),
+            "creating": self.render(TOUCH_CREATING),
+            "insert": self.render(INSERT),
+        }
+
+    def append(
         self,
-        chronicum_id: str,
-        query: ActaQuery,
+        connection: BaseDatabaseWrapper,
         owner_id: str | None,
-        *,
-        with_owner: bool = True,
-        functions: bool = False,
-    ) -> Where:
-        """The plain conditions, and with ``before`` an equality on the chronicum too:
-        with the range alone SQLite seeks on ``chronicum_id`` only and walks every newer
-        actum to the ``seq`` bound, so paging back cost grew with the session (373 ms for
-        ``before=#1000`` of 20,000); with it the (chronicum_id, seq) index seeks to both
-        (``SEARCH ... (chronicum_id=? AND seq<?)``, which a test reads)."""
-        where = super().window_conditions(
-            chronicum_id, query, owner_id, with_owner=with_owner, functions=functions
-        )
-        if query.before is None:
-            return where
-        return Where(f"chronicum_id = %s AND {where.sql}", [chronicum_id, *where.params])
+        chronicum_id: str,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+        create: Create | None,
+        credential: str | None = None,
+    ) -> Recorded | None:
+        creating = create == "missing" and owner_id is not None
+
+        def write() -> Recorded | None:
+            params: dict[str, Any] = {
+                "chronicum_id": chronicum_id,
+                "owner_id": owner_id,
+                "key": key,
+                "now": self.time(connection, dt.datetime.now(dt.UTC)),
+                "credential": credential,
+            }
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                cursor.execute(self.writes["creating" if creating else "touch"], params)
+                row = cursor.fetchone()
+                if row is None:
+                    self.check_credential(connection, cursor, credential)
+                    return None
+                at, used = row
+                if used and key is not None:
+                    replay = self.replay(cursor, owner_id, chronicum_id, key)
+                    if replay:
+                        return Recorded(replay, replayed=True)
+                    # The keyed actum is gone: the batch lands again (the lock is held).
+                if acta:
+                    params.update(at=at, acta=batch_json(acta, tokens, key))
+                    cursor.execute(self.writes["insert"], params)
+                return Recorded(stamped(acta, at))
+
+        return self.retry_when_locked(connection, write)
 
     def retry_when_locked(self, connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
         """Run ``write`` (a whole transaction of ours) again when SQLite gave up waiting

@@ -1,38 +1,51 @@
-"""``DjangoStore``: the store calls, each one plan (or write) in the connection's dialect."""
+"""``DjangoStore``: each store call, one statement (or one short transaction) in the
+dialect of the connection it runs on."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ... import models
 from ...errors import ChronicumNotFound
-from ...interfaces import Subscription
-from ...values import ActaQuery, Actum, Chronicum, Recorded
-from . import plans, replicas
-from .base import BaseDialect, Database, Plan, run_plan
+from ...interfaces import BaseStore, Create, FollowPage, Subscription, WindowPage
+from ...values import (
+    ActaQuery,
+    Actum,
+    Chronicum,
+    NamespaceListing,
+    Recorded,
+    StateChange,
+    StateView,
+)
+from . import replicas, state
+from .base import BaseDialect
 from .dialects import dialect_of
-from .rows import actum, utc
-from .state import DjangoStateStore
-
-if TYPE_CHECKING:
-    from .conversations import DjangoConversationRecords
+from .rows import acta_of, utc
 
 __all__ = ["DjangoStore"]
 
 _T = TypeVar("_T")
+Read = tuple[tuple[str, Any], Callable[[list[tuple[Any, ...]]], _T]]
+"""A read: its statement (text and parameters) and what turns its rows into the answer."""
 
 
-class DjangoStore(DjangoStateStore):
+class DjangoStore(BaseStore):
     """A chronica store on the Django database ``using`` (by default the database the
-    routers choose for writing chronica), with every capability of
-    ``chronica.interfaces`` (``StateStore`` from ``chronica.stores.db.state``)."""
+    routers choose for writing chronica), with every ability of
+    ``chronica.interfaces.BaseStore``. Reads may go to ``CHRONICA["READ_DATABASES"]``
+    (``replicas``); writes, pops, deletes and follows stay on the primary."""
 
-    supports_windows = True
+    supports_append = True
+    supports_window = True
+    supports_listing = True
+    supports_delete = True
+    supports_pop = True
+    supports_follow = True
+    supports_state = True
 
     def __init__(self, using: str | None = None) -> None:
         self.using = using
@@ -61,96 +74,50 @@ class DjangoStore(DjangoStateStore):
 
     def _read(
         self,
-        make: Callable[[BaseDialect, BaseDatabaseWrapper], Plan[_T]],
-        chronicum_id: str | None = None,
+        make: Callable[[BaseDialect, BaseDatabaseWrapper], Read[_T]],
+        found: Callable[[_T], bool] = lambda _answer: True,
     ) -> _T:
-        """Run the read plan ``make(dialect, connection)`` on a replica of
-        ``CHRONICA["READ_DATABASES"]`` that has replayed this process's writes, else
-        on the primary (``chronica.stores.db.replicas``). On the primary too: when
-        the replica fails mid-read, when it finds no such chronicum (or none of the
-        owner's: it may not have replayed its creation yet), and for a chronicum a
-        write of this context found missing (the caller creates it next)."""
+        """One read, ``make(dialect, connection)``: its statement and what turns its rows
+        into the answer. On a replica of ``CHRONICA["READ_DATABASES"]`` that has replayed
+        this process's writes, else on the primary; on the primary too when the replica
+        fails, or does not find (``found``) what the read asked for (it may not have
+        replayed its creation yet)."""
         primary = self.alias
-        if replicas.read_aliases() and (
-            chronicum_id is None or replicas.missing.get() != chronicum_id
-        ):
-            alias = replicas.ReadRouter(primary).choose()
+        if replicas.read_aliases():
+            alias = replicas.choose(primary)
             if alias != primary:
                 replica = connections[alias]
                 try:
-                    found = self._run(replica, make(dialect_of(replica), replica))
+                    answered = self._run(replica, make)
                 except DatabaseError:
                     replica.close()
                 except ChronicumNotFound:
                     pass
                 else:
-                    if found is not None:
-                        return found
-        connection = self._connection(primary)
-        return self._run(connection, make(dialect_of(connection), connection))
+                    if found(answered):
+                        return answered
+        return self._run(self._connection(primary), make)
 
-    async def _aread(self, make: Callable[[BaseDialect, BaseDatabaseWrapper], Plan[_T]]) -> _T:
-        """``_read`` on the asyncio path (no connection of Django's is opened)."""
-        from .. import pg_async
+    @staticmethod
+    def _run(
+        connection: BaseDatabaseWrapper,
+        make: Callable[[BaseDialect, BaseDatabaseWrapper], Read[_T]],
+    ) -> _T:
+        (text, params), answer = make(dialect_of(connection), connection)
+        with connection.cursor() as cursor:
+            cursor.execute(text, params)
+            return answer(cursor.fetchall())
 
-        alias = await replicas.ReadRouter(self.alias).achoose(pg_async.run)
-        if alias != self.alias:
-            replica = connections[alias]
-            try:
-                found = await pg_async.run(alias, make(dialect_of(replica), replica))
-            except (DatabaseError, ChronicumNotFound):
-                pass
-            else:
-                if found is not None:
-                    return found
-        primary = connections[self.alias]
-        return await self._arun(make(dialect_of(primary), primary))
-
-    def _written(self, chronicum_id: str | None = None, found: bool = True) -> None:
+    def _written(self) -> None:
         """After a write: once it commits, remember where replicas must have replayed
         to show it (only when ``CHRONICA["READ_DATABASES"]`` names replicas)."""
-        if chronicum_id is not None:
-            replicas.missing.set(None if found else chronicum_id)
-        after = replicas.lsn_after_write(self.alias)
-        if after is not None:
-            transaction.on_commit(after, using=self.alias)
-
-    async def _awritten(self) -> None:
-        from .. import pg_async
-
-        if replicas.read_aliases():
-            replicas.remember(self.alias, await pg_async.run(self.alias, replicas.lsn_plan()))
-
-    def _dialect(self) -> BaseDialect:
-        return dialect_of(connections[self.alias])
-
-    def _database(self, connection: BaseDatabaseWrapper | None = None) -> Database:
-        """What the plans need to know of this store's database (``connection``'s)."""
-        connection = connections[self.alias] if connection is None else connection
-        settings = connection.settings_dict
-        options = settings.get("OPTIONS") or {}
-        prepares = (
-            options.get("server_side_binding") is True
-            and options.get("prepare_threshold") is not None
-        )
-        return Database(connection.alias, str(settings["NAME"]), prepares)
-
-    def _run(self, connection: BaseDatabaseWrapper, plan: Plan[_T]) -> _T:
-        with connection.cursor() as cursor:
-            return run_plan(cursor, plan)
-
-    def conversation_records(self) -> DjangoConversationRecords:
-        """The records of PydanticAI conversations on this store's database
-        (``chronica.interfaces.ConversationRecordStore``)."""
-        from .conversations import DjangoConversationRecords
-
-        return DjangoConversationRecords(self.alias)
+        replicas.written(self.alias)
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when the caller's transaction commits (now, if there is none)."""
         transaction.on_commit(callback, using=self.alias)
 
-    # -- Store ----------------------------------------------------------------
+    # -- the seed's store ---------------------------------------------------------
 
     def create(self, chronicum: Chronicum) -> None:
         connection = self._connection()
@@ -158,246 +125,148 @@ class DjangoStore(DjangoStateStore):
         self._written()
 
     def get(self, chronicum_id: str) -> Chronicum:
-        return self._read(
-            lambda dialect, _connection: plans.get_plan(dialect, chronicum_id), chronicum_id
-        )
+        def answer(rows: list[tuple[Any, ...]]) -> Chronicum:
+            if not rows:
+                raise ChronicumNotFound(chronicum_id)
+            owner_id, started_at, last_activity_at = rows[0]
+            return Chronicum(chronicum_id, owner_id, utc(started_at), utc(last_activity_at))
 
-    def record(self, actum: Actum) -> Actum:
-        return self.record_batch([actum], None, [None]).acta[0]
+        params = {"chronicum_id": chronicum_id}
+        return self._read(lambda dialect, _: ((dialect.statement("GET"), params), answer))
 
-    def record_idempotent(self, actum: Actum, key: str) -> Actum:
-        return self.record_batch([actum], key, [None]).acta[0]
+    # -- the abilities -------------------------------------------------------------
 
-    def acta(self, chronicum_id: str, query: ActaQuery) -> list[Actum]:
-        acta = self._acta(chronicum_id, query, None)
-        assert acta is not None
-        return acta
-
-    # -- capabilities ---------------------------------------------------------
-
-    def record_batch(
-        self, acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
-    ) -> Recorded:
-        recorded = self._record(acta, key, tokens, None)
-        if recorded is None:
-            raise ChronicumNotFound(acta[0].chronicum_id)
+    def append(
+        self,
+        owner_id: str | None,
+        chronicum_id: str,
+        acta: Sequence[Actum],
+        *,
+        key: str | None = None,
+        tokens: Sequence[int | None] | None = None,
+        state: Sequence[StateChange] = (),
+        create: Create | None = None,
+        credential: str | None = None,
+    ) -> Recorded | None:
+        connection = self._connection()
+        dialect = dialect_of(connection)
+        counts = [None] * len(acta) if tokens is None else tokens
+        if state or create == "new":
+            assert owner_id is not None, "state is always an owner's"
+            recorded = state_write(
+                dialect,
+                connection,
+                owner_id,
+                chronicum_id,
+                acta,
+                key,
+                counts,
+                state,
+                create,
+                credential,
+            )
+        elif not acta:
+            return Recorded([])
+        else:
+            recorded = dialect.append(
+                connection, owner_id, chronicum_id, acta, key, counts, create, credential
+            )
+        if recorded is not None:
+            self._written()
         return recorded
 
-    def record_batch_if_owner(
-        self,
-        owner_id: str,
-        acta: Sequence[Actum],
-        key: str | None,
-        tokens: Sequence[int | None],
-    ) -> Recorded | None:
-        """``record_batch``, done only if the chronicum exists and belongs to
-        ``owner_id``; otherwise ``None`` and nothing is written."""
-        return self._record(acta, key, tokens, owner_id)
-
-    def acta_if_owner(
-        self, owner_id: str, chronicum_id: str, query: ActaQuery
-    ) -> list[Actum] | None:
-        """``acta``, read only if the chronicum exists and belongs to ``owner_id``;
-        otherwise ``None`` and no actum is read."""
-        return self._acta(chronicum_id, query, owner_id)
-
-    def acta_page_if_owner(
-        self, owner_id: str, chronicum_id: str, query: ActaQuery
-    ) -> tuple[list[Actum], bool] | None:
-        """``acta_if_owner``, and whether an older actum passes the filters, from one
-        consistent read (``PagingStore``): one transaction, on PostgreSQL at REPEATABLE
-        READ, so a delete or a pop between its statements cannot glue two states of the
-        chronicum together."""
-        connection = self._connection()
-        dialect = dialect_of(connection)
-        database = self._database(connection)
-        limit = query.last_n if 0 < query.last_n < 2**63 - 1 else 0
-        longer = dataclasses.replace(query, last_n=limit + 1) if limit else query
-
-        def read() -> tuple[list[Actum], bool] | None:
-            cut = self._run(
-                connection, plans.acta_plan(dialect, chronicum_id, longer, owner_id, database)
-            )
-            if cut is None:
-                return None
-            if limit and len(cut) > limit:
-                return cut[1:], True
-            if not cut or (query.max_tokens is None and query.max_bytes is None):
-                return cut, False
-            older = dataclasses.replace(query, last_n=1, max_tokens=None, before=cut[0].id)
-            found = self._run(
-                connection, plans.acta_plan(dialect, chronicum_id, older, owner_id, database)
-            )
-            return cut, bool(found)
-
-        if connection.in_atomic_block:
-            return read()  # the caller's transaction is the read
-        with transaction.atomic(using=connection.alias):
-            if connection.vendor == "postgresql":
-                with connection.cursor() as cursor:
-                    cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            return read()
+    def window(
+        self, owner_id: str | None, chronicum_id: str, query: ActaQuery
+    ) -> WindowPage | None:
+        return self._read(
+            lambda dialect, _: dialect.window(owner_id, chronicum_id, query),
+            lambda page: page is not None,
+        )
 
     def list_chronica(self, owner_id: str, limit: int, after: Chronicum | None) -> list[Chronicum]:
-        def listing(dialect: BaseDialect, connection: BaseDatabaseWrapper) -> Plan[list[Chronicum]]:
-            params: list[Any] = [owner_id]
-            if after is not None:
-                at = connection.ops.adapt_datetimefield_value(after.last_activity_at)
-                params += [at, at, after.id]
-            params.append(limit)
-            rows = yield (dialect.list_first if after is None else dialect.list_after), params
+        def answer(rows: list[tuple[Any, ...]]) -> list[Chronicum]:
             return [Chronicum(row[0], row[1], utc(row[2]), utc(row[3])) for row in rows]
 
-        return self._read(listing)
+        return self._read(
+            lambda dialect, connection: (
+                dialect.listing(connection, owner_id, limit, after),
+                answer,
+            )
+        )
 
-    def delete(self, chronicum_id: str, owner_id: str) -> None:
+    def delete(self, owner_id: str, chronicum_id: str) -> bool:
         connection = self._connection()
         dialect = dialect_of(connection)
+        params = {"chronicum_id": chronicum_id, "owner_id": owner_id}
 
-        def delete() -> None:
+        def delete() -> bool:
             with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-                self._lock(dialect, cursor, chronicum_id, owner_id)
-                cursor.execute(dialect.delete_acta, [chronicum_id])
-                cursor.execute(dialect.delete_chronicum, [chronicum_id])
+                if not dialect.lock_chronicum(cursor, owner_id, chronicum_id):
+                    return False
+                cursor.execute(dialect.statement("DELETE_ACTA"), params)
+                cursor.execute(dialect.statement("DELETE_CHRONICUM"), params)
                 dialect.deleted(cursor, chronicum_id)
+            return True
 
-        dialect.retry_when_locked(connection, delete)
+        deleted = dialect.retry_when_locked(connection, delete)
         self._written()
+        return deleted
 
-    def pop(self, chronicum_id: str, owner_id: str) -> Actum | None:
+    def pop(self, owner_id: str, chronicum_id: str) -> Actum | None:
         connection = self._connection()
         dialect = dialect_of(connection)
+        params = {"chronicum_id": chronicum_id, "owner_id": owner_id}
 
         def pop() -> Actum | None:
+            # Under the chronicum's lock, so that a pop that waited for another sees
+            # what that one left.
             with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-                # Under the chronicum's lock, and in a statement of its own, so that a pop
-                # that waited for another sees what that one left.
-                self._lock(dialect, cursor, chronicum_id, owner_id)
-                cursor.execute(dialect.newest_seq, [chronicum_id])
-                newest = cursor.fetchone()
-                if newest is None:
-                    return None
-                cursor.execute(dialect.by_seq, [chronicum_id, newest[0]])
-                row = cursor.fetchone()
-                cursor.execute(dialect.delete_actum, [chronicum_id, newest[0]])
-            return actum(chronicum_id, row)
+                if not dialect.lock_chronicum(cursor, owner_id, chronicum_id):
+                    raise ChronicumNotFound(chronicum_id)
+                cursor.execute(dialect.statement("POP"), params)
+                rows = cursor.fetchall()
+            return acta_of(chronicum_id, rows)[0] if rows else None
 
         popped = dialect.retry_when_locked(connection, pop)
         self._written()
         return popped
 
-    # -- following --------------------------------------------------------------
-
-    def follow_position(self, owner_id: str, chronicum_id: str, after: str | None) -> int | None:
-        """The seq of the actum ``after``, or the newest seq now; ``None`` if the
-        chronicum is missing or not ``owner_id``'s."""
-        connection = self._connection()
-        plan = plans.position_plan(dialect_of(connection), owner_id, chronicum_id, after)
-        return self._run(connection, plan)
-
     def acta_after(
-        self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
-    ) -> tuple[list[Actum], int] | tuple[list[Actum], int, bool] | None:
-        """The acta after seq ``position`` that pass the filters, and the seq to read
-        from next (see ``FollowingStore``), in one statement."""
+        self,
+        owner_id: str,
+        chronicum_id: str,
+        query: ActaQuery,
+        position: int | str | None,
+        limit: int,
+    ) -> FollowPage | None:
         connection = self._connection()
-        dialect = dialect_of(connection)
-        plan = plans.after_plan(dialect, owner_id, chronicum_id, query, position, limit)
-        return self._run(connection, plan)
+        (text, params), page = dialect_of(connection).after(
+            owner_id, chronicum_id, query, position, limit
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(text, params)
+            return page(cursor.fetchall())
 
     def subscribe(self, chronicum_id: str) -> Subscription | None:
         """On PostgreSQL, wake-ups from this process's one LISTEN connection; elsewhere
         ``None`` (followers poll)."""
-        return self._dialect().subscribe(self.alias, chronicum_id)
+        return dialect_of(connections[self.alias]).subscribe(self.alias, chronicum_id)
 
-    # -- the asyncio path (PostgreSQL) -------------------------------------------
-
-    def supports_async(self) -> bool:
-        """On PostgreSQL with psycopg_pool installed, the ``a*`` methods run the same
-        plans on psycopg's async connections (``chronica.stores.pg_async``)."""
-        return self._dialect().supports_async()
-
-    async def aget(self, chronicum_id: str) -> Chronicum:
-        return await self._aread(lambda dialect, _connection: plans.get_plan(dialect, chronicum_id))
-
-    async def arecord_batch_if_owner(
+    def read_state(
         self,
         owner_id: str,
-        acta: Sequence[Actum],
-        key: str | None,
-        tokens: Sequence[int | None],
-    ) -> Recorded | None:
-        plan = plans.record_plan(self._dialect(), acta, key, tokens, owner_id, self._database())
-        recorded = await self._arun(plan)
-        replicas.missing.set(None if recorded is not None else acta[0].chronicum_id)
-        await self._awritten()
-        return recorded
-
-    async def aacta_if_owner(
-        self, owner_id: str, chronicum_id: str, query: ActaQuery
-    ) -> list[Actum] | None:
-        return await self._aread(
-            lambda dialect, connection: plans.acta_plan(
-                dialect, chronicum_id, query, owner_id, self._database(connection)
-            )
-        )
-
-    async def afollow_position(
-        self, owner_id: str, chronicum_id: str, after: str | None
-    ) -> int | None:
-        return await self._arun(plans.position_plan(self._dialect(), owner_id, chronicum_id, after))
-
-    async def aacta_after(
-        self, owner_id: str, chronicum_id: str, query: ActaQuery, position: int, limit: int
-    ) -> tuple[list[Actum], int] | tuple[list[Actum], int, bool] | None:
-        dialect = self._dialect()
-        return await self._arun(
-            plans.after_plan(dialect, owner_id, chronicum_id, query, position, limit)
-        )
-
-    async def _arun(self, plan: Plan[_T]) -> _T:
-        from .. import pg_async
-
-        return await pg_async.run(self.alias, plan)
-
-    # -- reading and writing ----------------------------------------------------
-
-    def _acta(
-        self, chronicum_id: str, query: ActaQuery, owner_id: str | None
-    ) -> list[Actum] | None:
-        return self._read(
-            lambda dialect, connection: plans.acta_plan(
-                dialect, chronicum_id, query, owner_id, self._database(connection)
-            ),
-            chronicum_id,
-        )
-
-    def _record(
-        self,
-        acta: Sequence[Actum],
-        key: str | None,
-        tokens: Sequence[int | None],
-        owner_id: str | None,
-    ) -> Recorded | None:
+        namespace: str,
+        chronicum_id: str | None,
+        query: ActaQuery | None,
+    ) -> StateView:
         connection = self._connection()
-        dialect = dialect_of(connection)
-        if dialect.writes_in_one_statement:
-            database = self._database(connection)
-            plan = plans.record_plan(dialect, acta, key, tokens, owner_id, database)
-            recorded = self._run(connection, plan)
-        else:
-            recorded = dialect.retry_when_locked(
-                connection,
-                lambda: plans.record_in_transaction(
-                    dialect, connection, acta, key, tokens, owner_id
-                ),
-            )
-        self._written(acta[0].chronicum_id, recorded is not None)
-        return recorded
+        return state.read_state(
+            dialect_of(connection), connection, owner_id, namespace, chronicum_id, query
+        )
 
-    @staticmethod
-    def _lock(dialect: BaseDialect, cursor: Any, chronicum_id: str, owner_id: str) -> None:
-        """Take the chronicum's row lock (SQLite: the database's write lock), or raise
-        ``ChronicumNotFound`` if it is not ``owner_id``'s."""
-        if not dialect.lock_chronicum(cursor, chronicum_id, owner_id):
-            raise ChronicumNotFound(chronicum_id)
+    def list_namespace(self, owner_id: str | None, namespace: str) -> NamespaceListing:
+        connection = self._connection()
+        return state.list_namespace(dialect_of(connection), connection, owner_id, namespace)
+
+
+state_write = state.write

@@ -92,7 +92,10 @@ def environment(report: Path | None = None) -> dict[str, str]:
     # The suite that starts this run holds its own test database: never the same one.
     env["CHRONICA_TEST_PG_DBNAME"] = os.environ.get("CHRONICA_TEST_PG_DBNAME", "test_chronica")
     env["CHRONICA_TEST_PG_DBNAME"] += "_sdk"
-    env["CHRONICA_TEST_SQLITE"] = str(REPO / ".test-db" / "chronica-sdk-test.sqlite3")
+    sqlite = os.environ.get(
+        "CHRONICA_TEST_SQLITE", str(REPO / ".test-db" / "chronica-test.sqlite3")
+    )
+    env["CHRONICA_TEST_SQLITE"] = sqlite.removesuffix(".sqlite3") + "-sdk.sqlite3"
     if report is not None:
         env["CHRONICA_SDK_REPORT"] = str(report)
     return env

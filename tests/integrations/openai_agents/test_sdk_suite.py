@@ -15,7 +15,7 @@ import pytest
 
 from . import sdk
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.once]
 
 # Fewer tests on a ChronicaSession than this means the swap stopped reaching them
 # (a module renamed, SQLiteSession imported another way), not that they passed.

@@ -197,14 +197,14 @@ async def test_a_call_id_no_store_can_index_links_nothing_but_stays_in_the_item(
 
 async def test_a_cancelled_add_items_returns_only_once_the_turn_has_landed(monkeypatch):
     entered, release = threading.Event(), threading.Event()
-    arecord = Chronicarius.arecord
+    arecord = Chronicarius.arecord_acta
 
     async def held_arecord(self, *args, **kwargs):
         entered.set()
         assert await asyncio.to_thread(release.wait, 30)
         return await arecord(self, *args, **kwargs)
 
-    monkeypatch.setattr(Chronicarius, "arecord", held_arecord)
+    monkeypatch.setattr(Chronicarius, "arecord_acta", held_arecord)
     adding = asyncio.create_task(session().add_items(turn(1)))
     assert await asyncio.to_thread(entered.wait, 30)
     adding.cancel()
@@ -213,7 +213,7 @@ async def test_a_cancelled_add_items_returns_only_once_the_turn_has_landed(monke
     release.set()
     with pytest.raises(asyncio.CancelledError):
         await adding
-    monkeypatch.setattr(Chronicarius, "arecord", arecord)
+    monkeypatch.setattr(Chronicarius, "arecord_acta", arecord)
     assert await session().get_items() == turn(1)
 
 
@@ -260,3 +260,57 @@ async def test_the_example_flow_records_the_booking():
     assert [a.actor for a in acta] == ["ardian", *["concierge"] * 3, *["booking"] * 3]
     again = await openai_flow.abook_with_agents("ardian", "dinner-friday-agents")
     assert len(again) == len(acta)  # the second run adds its own turn to the same history
+
+
+async def test_a_limit_that_is_not_an_int_is_a_clear_error():
+    from chronica import InvalidQuery
+
+    memory = session()
+    await memory.add_items([user("Find us a quiet table.")])
+    for limit in ("3", 2.0, True):
+        with pytest.raises(InvalidQuery, match="limit must be an int or None"):
+            await memory.get_items(limit)  # type: ignore[arg-type]
+    assert len(await memory.get_items()) == 1
+
+
+async def test_the_window_reads_only_the_part_it_names():
+    memory = session(window={"kinds": ["message"], "actor_kinds": ["human"]})
+    items = [item for item, *_ in ITEMS[:1] + ITEMS[4:5] + ITEMS[6:9]]
+    await memory.add_items([*items, user("Rumah Teduh.")])
+
+    assert await memory.get_items() == [items[0], user("Rumah Teduh.")]
+    assert await memory.get_items(1) == [user("Rumah Teduh.")]
+    with pytest.raises(TypeError, match="window takes"):
+        session(window={"last_n": 3})
+
+
+async def test_other_frameworks_acta_read_back_as_plain_messages():
+    """In a chronicum the SDK shares, an ADK event or a PydanticAI message is not an SDK
+    item: it reads back as a message of its text, under the role of its actor kind."""
+    adk_event = {"author": "booking", "id": "e1", "invocation_id": "i1", "actions": {}}
+    pydantic_message = {"kind": "response", "parts": [{"part_kind": "text", "content": "x"}]}
+    await services.arecord_acta(
+        "ardian",
+        [
+            Actum(
+                chronicum_id=CHRONICUM,
+                kind="message",
+                actor_kind="agent",
+                actor="booking",
+                content="Held: Rumah Teduh.",
+                data=adk_event,
+            ),
+            Actum(
+                chronicum_id=CHRONICUM,
+                kind="message",
+                actor_kind="human",
+                actor="ardian",
+                content="Thank you.",
+                data=pydantic_message,
+            ),
+        ],
+    )
+    assert await session().get_items() == [
+        {"role": "assistant", "content": "Held: Rumah Teduh."},
+        {"role": "user", "content": "Thank you."},
+    ]

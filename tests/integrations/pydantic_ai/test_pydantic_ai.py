@@ -42,7 +42,7 @@ from chronica import (
     services,
 )
 from chronica.integrations.pydantic_ai import ChronicaConversationStore
-from chronica.models import PydanticAIConversation, PydanticAIEntry
+from chronica.integrations.pydantic_ai.models import PydanticAIConversation, PydanticAIEntry
 
 from ... import scenario
 from .scenario import (

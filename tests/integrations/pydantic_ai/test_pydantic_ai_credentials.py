@@ -10,7 +10,7 @@ from pydantic_ai.messages import ModelRequest, ModelResponse, ToolCallPart, Tool
 
 from chronica import ActorKind, ChronicumNotFound, NotPermitted, services
 from chronica.integrations.pydantic_ai import ChronicaConversationStore
-from chronica.models import PydanticAIConversation
+from chronica.integrations.pydantic_ai.models import PydanticAIConversation
 
 from .scenario import CONVERSATION, OWNER, ask, run, say
 

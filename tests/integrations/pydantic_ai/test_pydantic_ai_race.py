@@ -22,7 +22,7 @@ from pydantic_ai.conversation_store import (
 
 from chronica import services
 from chronica.integrations.pydantic_ai import ChronicaConversationStore
-from chronica.models import PydanticAIEntry
+from chronica.integrations.pydantic_ai.models import PydanticAIEntry
 
 from .scenario import CONVERSATION, OWNER, ask, say, seven
 

@@ -1,12 +1,13 @@
 """``manage.py chronica_demo [--serve]``: the dinner-friday session end to end.
 
-Migrates, records the session the way ardian and the three agents would, prints
-each agent's context window, issues each agent a credential, shows a retried reply
-(written with booking's credential) recorded once and a forged human message from
-the booking agent refused, runs the booking
-on the OpenAI Agents SDK, PydanticAI and Google ADK (a Runner with a root agent, two
-sub-agents, a transfer and a function tool, its session in chronica), creates the
-``demo`` superuser and, with ``--serve``, serves the admin and the API.
+Migrates, issues each agent a credential, records the session the way ardian (as
+the person) and the three agents (each with its own credential) would, prints each
+agent's context window, shows a retried reply recorded once and a forged human
+message from the booking agent refused, then runs an agent on each framework (the
+OpenAI Agents SDK, PydanticAI, Google ADK: example_project/dinner/frameworks.py) in
+the same session, each reading its own window; prints the session with who recorded
+each actum, creates the ``demo`` superuser and, with ``--serve``, serves the admin,
+the API and the live follow page.
 """
 
 import itertools
@@ -17,18 +18,18 @@ import socket
 import sys
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection
-from rest_framework.authtoken.models import Token
 
-from chronica import Actum, ChronicumNotFound, NotPermitted, services
-from example_project.dinner.adk_flow import adk_dinner
+from chronica import ActorKind, Actum, ChronicumNotFound, NotPermitted, services
+from chronica.services import OwnerIdentity
 from example_project.dinner.agents import AGENTS
-from example_project.dinner.openai_flow import book_with_agents
-from example_project.dinner.pydantic_flow import pydantic_dinner
+from example_project.dinner.frameworks import TURNS
 from example_project.dinner.scenario import (
+    BIRTHDAY,
     BOOKING_REPLY_KEY,
     BOOKING_REPLY_REWORDED,
     CHRONICUM,
@@ -82,12 +83,16 @@ class Command(BaseCommand):
         self.say("Migrated.")
 
         user, password = self.demo_superuser()
-        token = Token.objects.get_or_create(user=user)[0].key
         # The owner the API will see when demo signs in: one mapping for both.
         owner_id = services.owner_id_for(user)
         self.say(f"Owner: {owner_id!r}, the demo user through services.owner_id_for.\n")
 
-        chronicum_id, recorded = self.record_seven(owner_id)
+        secrets_by_name = self.issue_agent_credentials(owner_id)
+        agents = {
+            name: services.authenticate_credential(secret)
+            for name, secret in secrets_by_name.items()
+        }
+        chronicum_id, recorded = self.record_seven(owner_id, agents)
         for agent in AGENTS:
             window = agent.window(owner_id, chronicum_id)
             ids = {a.id for a in window}
@@ -99,25 +104,16 @@ class Command(BaseCommand):
                 self.say(line(actum, actum.id in ids))
             self.say("")
 
-        booking = self.issue_agent_credentials(owner_id)
-        identity = services.authenticate_credential(booking)
-        self.retry_booking_reply(owner_id, chronicum_id, services.acting_as(identity))
-        self.forged_consent(owner_id, chronicum_id, services.acting_as(identity))
-
-        agents_chronicum = f"{chronicum_id}-agents"
-        self.say(
-            "The booking as an OpenAI Agents SDK run (scripted models, no network),"
-            f" in {agents_chronicum}, each item under the agent that produced it:"
-        )
-        for actum in book_with_agents(owner_id, agents_chronicum):
-            self.say(line(actum))
-        self.say("")
-        self.say("\n".join(pydantic_dinner(owner_id)) + "\n")
-        self.say("\n".join(adk_dinner(owner_id)) + "\n")
+        booking = services.acting_as(agents["booking"])
+        self.retry_booking_reply(owner_id, chronicum_id, booking)
+        self.forged_consent(owner_id, chronicum_id, booking)
+        self.every_framework(owner_id, chronicum_id, agents)
+        self.attested(owner_id, chronicum_id)
 
         host = addrport if ":" in addrport else f"127.0.0.1:{addrport}"
         links = [
             ("", "links to everything below"),
+            (f"follow/{chronicum_id}/", "the session, live, as the agents write it"),
             ("admin/", "the admin"),
             (f"api/chronica/{chronicum_id}/acta/", "the browsable API"),
             (f"windows/{chronicum_id}/", "each agent's window, as JSON"),
@@ -127,15 +123,14 @@ class Command(BaseCommand):
         self.say(f"Sign in as {DEMO_USERNAME} / {password}")
         for path, label in links:
             self.say(f"  http://{host}/{path:<{width}}  {label}")
+        secret = secrets_by_name["booking"]
         self.say(
-            f"Agent services write into {DEMO_USERNAME}'s sessions with its API token:\n"
-            f"  Authorization: Token {token}\n"
+            "An agent service writes with its own credential, never with the person's"
+            " sign-in or token (those write as anyone). The booking agent's, which writes"
+            " only as booking:\n"
+            f"  Authorization: Bearer {secret}\n"
             f"  {agent_python()} -m example_project.dinner.http_agent --api http://{host}/api/"
-            f" --token {token} --chronicum {chronicum_id}\n"
-            "The booking agent's own credential, which writes only as booking:\n"
-            f"  Authorization: Bearer {booking}\n"
-            f"  {agent_python()} -m example_project.dinner.http_agent --api http://{host}/api/"
-            f" --credential {booking} --chronicum {chronicum_id}"
+            f" --credential {secret} --chronicum {chronicum_id}"
         )
         if serve:
             call_command("runserver", addrport, use_reloader=False)
@@ -180,12 +175,20 @@ class Command(BaseCommand):
             self.say(f"The superuser {DEMO_USERNAME!r} was there: it has a new password.")
         return user, password
 
-    def record_seven(self, owner_id: str) -> tuple[str, list[Actum]]:
+    def record_seven(
+        self, owner_id: str, agents: dict[str, services.Identity]
+    ) -> tuple[str, list[Actum]]:
         """Record the seven acta in a chronicum no earlier run has used; return its ID and them.
 
-        An earlier run's dinner-friday already holds its acta (and its booking
-        reply key), so each run takes the next free ID: dinner-friday-2, -3, ...
+        ardian's are recorded as the person, each agent's with its own credential. An
+        earlier run's dinner-friday already holds its acta (and its booking reply key),
+        so each run takes the next free ID: dinner-friday-2, -3, ...
         """
+
+        def record(actum: Actum) -> Actum:
+            writer = agents.get(actum.actor) or OwnerIdentity(owner_id)
+            return services.acting_as(writer).record_actum(owner_id, actum)
+
         for n in itertools.count(1):
             chronicum_id = CHRONICUM if n == 1 else f"{CHRONICUM}-{n}"
             try:
@@ -195,21 +198,21 @@ class Command(BaseCommand):
                 pass
             first, *rest = seven_acta(chronicum_id)
             try:
-                recorded = [services.record_actum(owner_id, first)]
+                recorded = [record(first)]
             except ChronicumNotFound:
                 continue  # someone else's session: chronica does not say whose
             break
         if chronicum_id != CHRONICUM:
             self.say(f"{CHRONICUM} holds an earlier run's acta: this run records {chronicum_id}.")
         self.say(f"Recording {chronicum_id}, the way ardian and the agents write it:")
-        recorded += [services.record_actum(owner_id, actum) for actum in rest]
+        recorded += [record(actum) for actum in rest]
         for actum in recorded:
             self.say(f"  {actum.actor_kind:<6} {actum.actor:<10} {actum.kind}")
         self.say("")
         return chronicum_id, recorded
 
-    def issue_agent_credentials(self, owner_id: str) -> str:
-        """One credential per agent (an earlier run's revoked); the booking agent's secret."""
+    def issue_agent_credentials(self, owner_id: str) -> dict[str, str]:
+        """One credential per agent (an earlier run's revoked); each agent's secret."""
         names = [agent.name for agent in AGENTS]
         for info in services.list_credentials(owner_id):
             if info.active and info.actor in names:
@@ -221,7 +224,7 @@ class Command(BaseCommand):
             secrets_by_name[name] = issued.secret
             self.say(f"  {name:<10} key {issued.info.key_id}, writes only as {name} (agent)")
         self.say("")
-        return secrets_by_name["booking"]
+        return secrets_by_name
 
     def forged_consent(self, owner_id: str, chronicum_id: str, booking: Any) -> None:
         """A prompt-injected booking agent forges ardian's consent: refused, nothing written."""
@@ -261,6 +264,50 @@ class Command(BaseCommand):
             "The reply stored the first time came back; the reworded one was discarded.\n"
             f"{chronicum_id} holds {count} acta: the seven and the reply, once.\n"
         )
+
+    def every_framework(
+        self, owner_id: str, chronicum_id: str, agents: dict[str, services.Identity]
+    ) -> None:
+        """ardian asks once more; an agent on each framework takes its turn in the same
+        session, reading its own window, writing with its own credential."""
+        person = services.acting_as(OwnerIdentity(owner_id))
+        asked = person.record_actum(
+            owner_id,
+            Actum(
+                chronicum_id=chronicum_id,
+                kind="message",
+                actor_kind=ActorKind.HUMAN,
+                actor="ardian",
+                content=BIRTHDAY,
+            ),
+        )
+        self.say(
+            f"Friday afternoon, the same session: agents on {len(TURNS)} frameworks share"
+            f" {chronicum_id} (scripted models, no network). ardian asks, as the person:"
+        )
+        self.say(line(asked))
+        for turn in TURNS:
+            before = {a.id for a in services.get_acta(owner_id, chronicum_id)}
+            async_to_sync(turn.run)(owner_id, chronicum_id, agents[turn.agent])
+            added = [a for a in services.get_acta(owner_id, chronicum_id) if a.id not in before]
+            self.say(f"{turn.agent} on {turn.framework}, reading {turn.reads}:")
+            for actum in added:
+                self.say(line(actum))
+        self.say("")
+
+    def attested(self, owner_id: str, chronicum_id: str) -> None:
+        """The whole session, each actum with who recorded it (the admin shows the same)."""
+        acta = services.get_acta(owner_id, chronicum_id)
+        self.say(f"{chronicum_id} holds {len(acta)} acta, each recorded by who wrote it:")
+        for actum in acta:
+            by = actum.recorded_by or "not attested"
+            if by.startswith("credential:"):
+                by = "credential " + by.removeprefix("credential:")
+            self.say(f"  {actum.actor:<10} {actum.kind:<14} {by}")
+        unattested = [a for a in acta if a.recorded_by is None]
+        if unattested:
+            raise CommandError(f"{len(unattested)} acta were recorded without attestation")
+        self.say("")
 
 
 def agent_python() -> str:

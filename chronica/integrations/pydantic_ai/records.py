@@ -1,26 +1,52 @@
-"""The PydanticAI integration's records on a Django database: the SQL of
-``chronica.integrations.pydantic_ai``, under ``stores/`` with the rest of chronica's.
-
-A PydanticAI conversation keeps its messages as the acta of the chronicum named like
-it, and its record and entries in two side tables (``chronica.models``). This is the
-``chronica.interfaces.ConversationRecordStore`` of a ``DjangoStore``: its database
-holds the side tables beside the acta, so that one transaction writes both.
+"""Where a PydanticAI conversation keeps its record and its entries: this app's two
+tables, on the database Django's routers choose for them, which must be the one the
+acta are on (the default database, with chronica's default store), so that one
+transaction writes both. Its own SQL; the acta are written and read through
+``chronica.services`` only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.db import IntegrityError, connections, transaction
+from django.db import IntegrityError, OperationalError, connections, router, transaction
 from django.db.models import F
 
-from ...interfaces import ConversationChain, ConversationLink
-from ...models import PydanticAIConversation, PydanticAIEntry
-from .dialects import retry_when_locked
+from chronica import ChronicumNotFound, services
 
-__all__ = ["DjangoConversationRecords"]
+from .models import PydanticAIConversation, PydanticAIEntry
+
+__all__ = ["ConversationChain", "ConversationLink", "Records", "forget_deleted_conversation"]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConversationLink:
+    """One entry of a conversation: the entry, its parent, the actum that holds its
+    message, and its place in write order."""
+
+    entry_id: str
+    parent_id: str | None
+    actum_id: str
+    seq: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConversationChain:
+    """A chain of entries, oldest first, in the conversation that holds it; ``after``
+    is the actum of the entry written after the newest link, if any."""
+
+    conversation_id: str
+    owner_id: str
+    links: list[ConversationLink]
+    after: str | None
+
+
+# How often a write of ours starts again when SQLite gave up waiting for its write
+# lock (a busy machine with many writers can wait past the busy timeout).
+_LOCKED_ATTEMPTS = 5
 
 ENTRIES = PydanticAIEntry._meta.db_table
 CONVERSATIONS = PydanticAIConversation._meta.db_table
@@ -64,25 +90,33 @@ _NO_LIMIT = 2**62
 _ENTRIES_PER_INSERT = 2000
 
 
-class DjangoConversationRecords:
-    """PydanticAI's records and entries on the Django database ``alias``."""
+class Records:
+    """PydanticAI's records and entries on the database Django routes them to."""
 
-    def __init__(self, alias: str) -> None:
-        self.alias = alias
+    def __init__(self) -> None:
+        self.alias = router.db_for_write(PydanticAIConversation)
 
     def __repr__(self) -> str:
-        return f"<DjangoConversationRecords alias={self.alias!r}>"
+        return f"<Records alias={self.alias!r}>"
 
     def in_transaction(self, write: Callable[[], None]) -> None:
-        """Run ``write`` in a transaction of its own, or in the caller's; on SQLite, a
-        transaction of its own that gave up waiting for the write lock again (the
-        store's one retry helper)."""
-
-        def atomic() -> None:
-            with transaction.atomic(using=self.alias):
-                write()
-
-        retry_when_locked(connections[self.alias], atomic)
+        """Run ``write`` in one transaction: its records and the acta it records
+        through ``chronica.services`` (the Django store joins the transaction) commit
+        together, or not at all. Inside the caller's transaction, it joins that one; a
+        transaction of its own that SQLite gave up on (the write lock) starts again."""
+        connection = connections[self.alias]
+        for attempt in range(_LOCKED_ATTEMPTS):
+            try:
+                with transaction.atomic(using=self.alias):
+                    write()
+                return
+            except OperationalError as exc:
+                if (
+                    connection.in_atomic_block
+                    or "locked" not in str(exc)
+                    or attempt == _LOCKED_ATTEMPTS - 1
+                ):
+                    raise
 
     # -- reading -------------------------------------------------------------------
 
@@ -210,3 +244,20 @@ class DjangoConversationRecords:
         PydanticAIConversation.objects.using(self.alias).filter(
             conversation_id=conversation_id, owner_id=owner_id
         ).delete()
+
+
+def forget_deleted_conversation(
+    sender: Any, *, owner_id: str, chronicum_id: str, **kwargs: Any
+) -> None:
+    """Drop the record (and entries) of a conversation whose chronicum was deleted
+    through chronica (the admin, the API, a session of another framework).
+
+    The signal comes after the commit: a conversation saved again under the same ID in
+    between has a chronicum again, and keeps its new record.
+    """
+    try:
+        services.get_chronicum(owner_id, chronicum_id)
+        return
+    except ChronicumNotFound:
+        pass
+    Records().forget(owner_id, chronicum_id)

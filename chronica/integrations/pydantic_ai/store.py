@@ -24,8 +24,8 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 from pydantic import TypeAdapter
@@ -36,24 +36,24 @@ from pydantic_ai.conversation_store import (
     ConversationStore,
 )
 from pydantic_ai.messages import (
-    ModelMessage,
     ModelMessagesTypeAdapter,
-    ModelRequest,
-    ModelResponse,
-    SystemPromptPart,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolReturnPart,
-    UserPromptPart,
 )
 
-from .. import services
-from ..errors import ChronicumExists, ChronicumNotFound, InvalidActum, InvalidQuery
-from ..interfaces import ConversationChain, ConversationRecordStore
-from ..validation import check_chronicum_id, check_identifier
-from ..values import ActorKind, Actum, ActumKind
-from . import pydantic_ai_records  # noqa: F401  (connects the receiver of deletes)
+from chronica import (
+    Actum,
+    ChronicumExists,
+    ChronicumNotFound,
+    InvalidActum,
+    InvalidQuery,
+    services,
+)
+
+from .messages import actum_of, agent_name, identifier
+
+if TYPE_CHECKING:
+    from pydantic_ai import Agent
+
+    from .records import ConversationChain, Records
 
 __all__ = ["ChronicaConversationStore"]
 
@@ -73,8 +73,9 @@ class ChronicaConversationStore(ConversationStore):
     that owner, and ``scope=`` on a read keeps a conversation to its owner as PydanticAI
     does. A conversation saved without a scope belongs to ``unscoped_owner_id``.
 
-    It needs ``chronica.stores.db.DjangoStore`` (the default store): the record and the
-    acta are written in one transaction of its database. Where it differs from
+    Its records live in the tables of the Django app ``chronica.integrations.pydantic_ai``
+    (add it to ``INSTALLED_APPS``), on the database of the acta: the record and the acta
+    are written in one transaction. Where it differs from
     ``InMemoryConversationStore`` (forks copy, delete erases, what chronica refuses),
     see the README.
 
@@ -87,6 +88,11 @@ class ChronicaConversationStore(ConversationStore):
     raises ``ChronicumNotFound``), listing and deleting only if the credential allows
     them, and every actum written is attested (``recorded_by``). A conversation saved
     without a scope then belongs to the credential's owner.
+
+    ``agent``: the PydanticAI ``Agent`` (or its name) whose messages the store saves: the
+    actor of the model's messages is the agent's ``name``, else the model's name.
+    ``user_actor``: the actor of user prompts (default: the scope, the owner; ``"user"``
+    in an unscoped conversation).
     """
 
     def __init__(
@@ -94,14 +100,16 @@ class ChronicaConversationStore(ConversationStore):
         *,
         unscoped_owner_id: str | None = None,
         identity: services.Identity | None = None,
+        agent: Agent[Any, Any] | str | None = None,
+        user_actor: str | None = None,
     ) -> None:
         if unscoped_owner_id is None:
             unscoped_owner_id = "pydantic-ai" if identity is None else identity.owner_id
-        check_identifier("unscoped_owner_id", unscoped_owner_id)
-        if not unscoped_owner_id:
-            raise ValueError("unscoped_owner_id is empty")
+        _check_owner("unscoped_owner_id", unscoped_owner_id)
         self.unscoped_owner_id = unscoped_owner_id
         self.identity = identity
+        self.agent = agent
+        self.user_actor = user_actor
 
     def __repr__(self) -> str:
         return f"<ChronicaConversationStore unscoped_owner_id={self.unscoped_owner_id!r}>"
@@ -157,7 +165,9 @@ class ChronicaConversationStore(ConversationStore):
     # -- reading -------------------------------------------------------------------
 
     def _load_record(self, conversation_id: str) -> ConversationRecord | None:
-        stored = services.conversation_records().record(conversation_id)
+        if identifier(conversation_id, "") != conversation_id:
+            return None  # no conversation has an ID no database keeps
+        stored = _records().record(conversation_id)
         if stored is None:
             return None
         record = _RECORDS.validate_python(stored)
@@ -171,11 +181,13 @@ class ChronicaConversationStore(ConversationStore):
         return record
 
     def _load_records(self, scope: str | None, limit: int | None) -> list[ConversationRecord]:
+        if scope is not None:
+            _check_owner("scope", scope, InvalidQuery)
         if self.identity is not None:
             # Listing is the owner's (NotPermitted for an agent whose credential does
             # not allow it), and only the identity's owner's.
             self._calls.list_chronica(self._owner(scope), limit=1)
-        stored = services.conversation_records().records(scope, limit)
+        stored = _records().records(scope, limit)
         return [_RECORDS.validate_python(record) for record in stored]
 
     def _entries_to(
@@ -195,7 +207,7 @@ class ChronicaConversationStore(ConversationStore):
         self, head_id: str, limit: int | None, prefer: str | None
     ) -> ConversationChain | None:
         """The entries up to ``head_id`` (the last ``limit``), in one query."""
-        return services.conversation_records().chain(head_id, limit, prefer)
+        return _records().chain(head_id, limit, prefer)
 
     def _acta_of(self, chain: ConversationChain) -> list[Actum]:
         """The acta holding the chain's messages, oldest first.
@@ -241,7 +253,7 @@ class ChronicaConversationStore(ConversationStore):
         return [actum for actum in found if actum is not None]
 
     def _next_actum(self, conversation_id: str, seq: int) -> str | None:
-        return services.conversation_records().next_actum(conversation_id, seq)
+        return _records().next_actum(conversation_id, seq)
 
     # -- writing -------------------------------------------------------------------
 
@@ -255,22 +267,24 @@ class ChronicaConversationStore(ConversationStore):
         expected_revision: str | None,
     ) -> None:
         conversation_id = record.conversation_id
-        check_chronicum_id(conversation_id)
+        _check_owner("conversation_id", conversation_id)
         if record.scope is not None:
-            check_identifier("scope", record.scope)
-            if not record.scope:
-                raise InvalidActum("scope is empty: chronica's owner must name someone")
+            _check_owner("scope", record.scope)
         stored = _RECORDS.dump_python(record, mode="json")
-        human = record.scope or "user"
-        acta = [actum_of(e.message, conversation_id, human, self._agent) for e in new_entries]
-        records = services.conversation_records()
+        human = self.user_actor or record.scope or "user"
+        name = agent_name(self.agent)
+        acta = [
+            actum_of(e.message, conversation_id, human, self._agent, agent_name=name)
+            for e in new_entries
+        ]
+        records = _records()
         records.in_transaction(
             lambda: self._write(records, record, stored, new_entries, acta, expected_revision)
         )
 
     def _write(
         self,
-        records: ConversationRecordStore,
+        records: Records,
         record: ConversationRecord,
         stored: Any,
         new_entries: list[ConversationEntry],
@@ -330,7 +344,7 @@ class ChronicaConversationStore(ConversationStore):
 
     def _append(
         self,
-        records: ConversationRecordStore,
+        records: Records,
         owner_id: str,
         conversation_id: str,
         links: list[tuple[str, str | None]],
@@ -350,9 +364,7 @@ class ChronicaConversationStore(ConversationStore):
             ],
         )
 
-    def _copy_history(
-        self, records: ConversationRecordStore, owner_id: str, record: ConversationRecord
-    ) -> None:
+    def _copy_history(self, records: Records, owner_id: str, record: ConversationRecord) -> None:
         """A fork: copy the history it keeps, entry IDs and all, into its own chronicum."""
         assert record.head_id is not None
         chain = self._chain(record.head_id, None, record.forked_from)
@@ -371,7 +383,7 @@ class ChronicaConversationStore(ConversationStore):
         self._append(records, owner_id, record.conversation_id, links, copies)
 
     def _drop_record(self, conversation_id: str, expected_revision: str) -> None:
-        records = services.conversation_records()
+        records = _records()
 
         def drop() -> None:
             owner_id = records.take(conversation_id, expected_revision)
@@ -384,92 +396,39 @@ class ChronicaConversationStore(ConversationStore):
         records.in_transaction(drop)
 
 
-# -- one message, one actum -----------------------------------------------------------
+def _check_owner(name: str, value: object, error: type[Exception] = InvalidActum) -> None:
+    """Refuse, before any query, a ``value`` no chronica owner or ID can be: no
+    database would keep it (a NUL), or chronica's rules refuse it."""
+    if not isinstance(value, str):
+        raise error(f"{name} must be a str, not {type(value).__name__}")
+    if not value:
+        raise error(f"{name} is empty: chronica's owner must name someone")
+    if identifier(value, "") != value:
+        raise error(f"{name} {value!r} is not an ID chronica keeps (control characters, NUL)")
 
 
-def actum_of(
-    message: ModelMessage,
-    chronicum_id: str,
-    human: str,
-    agent: services.AgentIdentity | None = None,
-) -> Actum:
-    """The actum that holds ``message``: its kind and actor from its parts.
+def _records() -> Records:
+    """The records of this app's tables (imported here: the models load with the app)."""
+    from django.apps import apps
 
-    A tool call makes a tool request and a tool return a tool response (``call_id``
-    the first call's ID, so that chronica pairs them); thinking alone is a thought; a
-    user prompt is ``human``'s message, other requests the system's, other responses
-    the model's. ``data`` is the message as PydanticAI serialises it. Written by an
-    ``agent`` (a credential), every message but a user prompt is the agent's own: its
-    actor, and its actor kind where the credential has that one (else its default).
-    """
-    data = ModelMessagesTypeAdapter.dump_python([message], mode="json")[0]
-    if isinstance(message, ModelRequest):
-        kind, actor_kind, actor, call_id, text = _request(message, human)
-    elif isinstance(message, ModelResponse):
-        kind, actor_kind, actor, call_id, text = _response(message)
-    else:  # pragma: no cover - ModelMessage is a closed union
-        raise TypeError(f"not a PydanticAI message: {type(message).__name__}")
-    if agent is not None and actor_kind is not ActorKind.HUMAN:
-        actor = agent.actor
-        if actor_kind not in agent.actor_kinds:
-            actor_kind = agent.default_kind
-    return Actum(
-        chronicum_id=chronicum_id,
-        kind=kind,
-        actor_kind=actor_kind,
-        actor=actor,
-        # A message or a thought needs text; a response of files alone has none.
-        content=text or f"({message.kind} with no text)",
-        call_id=_identifier(call_id, ""),
-        data=data,
-    )
+    if not apps.is_installed("chronica.integrations.pydantic_ai"):
+        from django.core.exceptions import ImproperlyConfigured
 
+        raise ImproperlyConfigured(
+            "ChronicaConversationStore keeps its records in the tables of the app"
+            " 'chronica.integrations.pydantic_ai': add it to INSTALLED_APPS and migrate"
+        )
+    from chronica.stores.db import DjangoStore
 
-_Shape = tuple[ActumKind, ActorKind, str, str, str]
+    store = services.get_chronicarius().store
+    if not isinstance(store, DjangoStore):
+        from django.core.exceptions import ImproperlyConfigured
 
+        raise ImproperlyConfigured(
+            "ChronicaConversationStore writes a conversation's record and its acta in one"
+            " database transaction: CHRONICA['STORE'] must be a store on a Django database"
+            f" (chronica.stores.db.DjangoStore), not {type(store).__name__}"
+        )
+    from .records import Records
 
-def _request(message: ModelRequest, human: str) -> _Shape:
-    returns = [part for part in message.parts if isinstance(part, ToolReturnPart)]
-    if returns:
-        texts = [part.model_response_str() for part in returns]
-        actor = _identifier(returns[0].tool_name, "tool")
-        call_id = returns[0].tool_call_id
-        return ActumKind.TOOL_RESPONSE, ActorKind.SYSTEM, actor, call_id, "\n".join(texts)
-    prompts = [part for part in message.parts if isinstance(part, UserPromptPart)]
-    if prompts:
-        text = "\n".join(_prompt_text(part.content) for part in prompts)
-        return ActumKind.MESSAGE, ActorKind.HUMAN, _identifier(human, "user"), "", text
-    texts = [part.content for part in message.parts if isinstance(part, SystemPromptPart)]
-    return ActumKind.MESSAGE, ActorKind.SYSTEM, "system", "", "\n".join(texts)
-
-
-def _response(message: ModelResponse) -> _Shape:
-    actor = _identifier(message.model_name or "", "agent")
-    calls = [part for part in message.parts if isinstance(part, ToolCallPart)]
-    if calls:
-        text = "\n".join(f"{part.tool_name}({part.args_as_json_str()})" for part in calls)
-        return ActumKind.TOOL_REQUEST, ActorKind.AGENT, actor, calls[0].tool_call_id, text
-    texts = [part.content for part in message.parts if isinstance(part, TextPart)]
-    if not texts:
-        thoughts = [part.content for part in message.parts if isinstance(part, ThinkingPart)]
-        if thoughts:
-            return ActumKind.THOUGHT, ActorKind.AGENT, actor, "", "\n".join(thoughts)
-    return ActumKind.MESSAGE, ActorKind.AGENT, actor, "", "\n".join(texts)
-
-
-def _prompt_text(content: str | Iterable[Any]) -> str:
-    if isinstance(content, str):
-        return content
-    return " ".join(
-        item if isinstance(item, str) else f"[{getattr(item, 'kind', type(item).__name__)}]"
-        for item in content
-    )
-
-
-def _identifier(value: str, fallback: str) -> str:
-    """``value`` if chronica takes it as an actor or a call ID, else ``fallback``."""
-    try:
-        check_identifier("actor", value)
-    except InvalidActum:
-        return fallback
-    return value or fallback
+    return Records()

@@ -1,0 +1,224 @@
+"""chronica's SQL, as plain templates with named parameters.
+
+Each template is formatted once per dialect (``base.BaseDialect``): ``{acta}``,
+``{chronica}`` and ``{states}`` are the tables of chronica's models, the other fields
+are pieces a dialect spells its own way (``{chronicum_is}``, ``{size}``, ...). What a
+call adds (its filters, a limit) is a field left for it, filled in by
+``base.BaseDialect.window`` and its kin. Values always travel as parameters, named
+``%(name)s``.
+
+Every statement that reads or writes acta names the chronicum by equality, so that a
+table partitioned or sharded by ``chronicum_id`` is read in one partition.
+"""
+
+from __future__ import annotations
+
+ACTUM_COLUMNS = (
+    "id",
+    "kind",
+    "actor_kind",
+    "actor",
+    "content",
+    "at",
+    "call_id",
+    "data",
+    "recorded_by",
+)
+"""What every read selects of an actum, in the order ``rows.acta_of`` takes them."""
+
+INSERT_COLUMNS = (
+    "id, chronicum_id, kind, actor_kind, actor, content, at, call_id, data, tokens,"
+    " idempotency_key, recorded_by"
+)
+
+# A write made with an agent credential lands only while the credential is valid,
+# checked in the statement that appends (NULL: no credential). PostgreSQL also takes
+# the credential's row in share mode: a revocation waits for the writes under way.
+CREDENTIAL_OK = (
+    "(%(credential)s IS NULL OR EXISTS (SELECT 1 FROM {credentials}"
+    " WHERE key_id = %(credential)s AND revoked_at IS NULL"
+    " AND (expires_at IS NULL OR expires_at > {now}){share}))"
+)
+CREDENTIAL_STATE = (
+    "SELECT revoked_at IS NOT NULL, expires_at IS NOT NULL AND expires_at <= {now}"
+    " FROM {credentials} WHERE key_id = %(credential)s"
+)
+
+# -- the chronicum ---------------------------------------------------------------
+
+GET = "SELECT owner_id, started_at, last_activity_at FROM {chronica} WHERE id = %(chronicum_id)s"
+
+CREATE = """
+INSERT INTO {chronica} (id, owner_id, started_at, last_activity_at)
+VALUES (%(chronicum_id)s, %(owner_id)s, %(started_at)s, %(last_activity_at)s)
+ON CONFLICT (id) DO NOTHING
+"""
+
+# The owner's chronica, latest activity first, ties by ID: the first condition of a
+# later page lets the index seek to its start, the second settles ties.
+LIST = """
+SELECT id, owner_id, started_at, last_activity_at FROM {chronica}
+WHERE owner_id = %(owner_id)s{{after}}
+ORDER BY last_activity_at DESC, id LIMIT %(limit)s
+"""
+LIST_AFTER = " AND last_activity_at <= %(at)s AND (last_activity_at < %(at)s OR id > %(after_id)s)"
+
+OWNED = "EXISTS (SELECT 1 FROM {chronica} WHERE id = %(chronicum_id)s AND owner_id = %(owner_id)s)"
+EXISTING = "EXISTS (SELECT 1 FROM {chronica} WHERE id = %(chronicum_id)s)"
+
+# The chronicum's row lock (SQLite: the database's write lock, a write first) if it is
+# the owner's (any owner's for NULL): what a delete, a pop or a write holds.
+LOCK = (
+    "UPDATE {chronica} SET owner_id = owner_id"
+    " WHERE id = %(chronicum_id)s AND owner_id = COALESCE(%(owner_id)s, owner_id)"
+    " AND {credential_ok}"
+)
+# A write's acta, one by one, and the chronicum bumped to their moment (the plain
+# dialect's write; the vendors' write a batch in one statement).
+INSERT = """
+INSERT INTO {acta} ({insert_columns}) VALUES (%(id)s, %(chronicum_id)s, %(kind)s,
+    %(actor_kind)s, %(actor)s, %(content)s, %(at)s, %(call_id)s, %(data)s, %(tokens)s,
+    %(key)s, %(recorded_by)s)
+"""
+BUMP = "UPDATE {chronica} SET last_activity_at = %(at)s WHERE id = %(chronicum_id)s"
+DELETE_ACTA = "DELETE FROM {acta} WHERE {chronicum_is}"
+DELETE_CHRONICUM = "DELETE FROM {chronica} WHERE id = %(chronicum_id)s"
+# The newest actum, removed in the statement that finds it (the lock is held).
+POP = """
+DELETE FROM {acta} WHERE {chronicum_is} AND seq = (
+    SELECT seq FROM {acta} WHERE {chronicum_is} ORDER BY chronicum_id DESC, seq DESC LIMIT 1
+) RETURNING {columns}
+"""
+
+# The batch a keyed write stored: the keyed actum and "<key>\n<position>" for the rest,
+# read with the owner's check (the chronicum may have changed hands since the write).
+BY_KEY = """
+SELECT {columns} FROM {acta}
+WHERE chronicum_id = %(chronicum_id)s AND {owned}
+  AND (idempotency_key = %(key)s OR substr(idempotency_key, 1, %(prefix_length)s) = %(prefix)s)
+ORDER BY seq
+"""
+
+# -- the context window -------------------------------------------------------------
+
+# Whether the chronicum is there (and the owner's), and where ``before`` stands, in the
+# same statement as the window: an empty window and a missing chronicum are told
+# apart, and an actum named by ``before`` that is not there is an error, not [].
+_FOUND = "SELECT {owned} AS w_found, {{w_before}} AS w_before"
+BEFORE_SEQ = (
+    "(SELECT MIN(seq) FROM {acta} WHERE chronicum_id = %(chronicum_id)s AND id = %(before)s)"
+)
+BEFORE = " AND seq < " + BEFORE_SEQ
+
+# The newest acta that pass the filters, up to the limit: newest first, read by a
+# backward walk of the (chronicum_id, seq) index (the two-column ORDER BY is an order
+# only that index serves). With a limit of last_n + 1, the extra row says that an
+# older page exists.
+WINDOW = (
+    "SELECT o.w_found, o.w_before, NULL, w.* FROM (" + _FOUND + ") o LEFT JOIN ("
+    "SELECT {columns}, seq AS w_seq FROM {acta}"
+    " WHERE {chronicum_is} AND {owned}{{filters}}{{before}}"
+    " ORDER BY chronicum_id DESC, seq DESC{{limit}}"
+    ") w ON 1 = 1 ORDER BY w.w_seq DESC"
+)
+
+# With a byte budget (and a limit): the sizes of the newest acta first (no content or
+# data read), then only the acta that fit (the newest always), read whole. Whether an
+# older page exists: more rows sized than kept.
+WINDOW_WITHIN_BYTES = (
+    "WITH s AS ("
+    "SELECT seq AS w_seq, {size} AS w_size FROM {acta}"
+    " WHERE {chronicum_is} AND {owned}{{filters}}{{before}}"
+    " ORDER BY chronicum_id DESC, seq DESC{{limit}}"
+    "), c AS ("
+    "SELECT w_seq FROM (SELECT w_seq, SUM(w_size) OVER (ORDER BY w_seq DESC ROWS UNBOUNDED"
+    " PRECEDING) AS w_used, ROW_NUMBER() OVER (ORDER BY w_seq DESC) AS w_n FROM s) r"
+    " WHERE (r.w_used <= %(max_bytes)s OR r.w_n = 1){{last_n}}"
+    ") SELECT o.w_found, o.w_before, (SELECT COUNT(*) FROM s) > (SELECT COUNT(*) FROM c),"
+    " w.* FROM (" + _FOUND + ") o LEFT JOIN ("
+    "SELECT {a_columns}, a.seq AS w_seq FROM {acta} a JOIN c"
+    " ON a.{chronicum_is} AND a.seq = c.w_seq"
+    ") w ON 1 = 1 ORDER BY w.w_seq DESC"
+)
+
+# With a token budget: a walk back from the newest actum one index probe at a time,
+# with running sums of tokens and bytes, that stops one actum past the first that does
+# not fit (or past last_n): its time grows with the window, not with the chronicum.
+# The actum it stopped at says that an older page exists.
+WINDOW_WITHIN_TOKENS = (
+    """
+WITH RECURSIVE w(w_seq, w_used, w_bytes, w_n) AS (
+    SELECT a.seq, {count}, {a_size}, 1 FROM {acta} a WHERE a.{chronicum_is} AND a.seq = (
+        SELECT seq FROM {acta} WHERE {chronicum_is} AND {owned}{{filters}}{{before}}
+        ORDER BY chronicum_id DESC, seq DESC LIMIT 1)
+    UNION ALL
+    SELECT a.seq, w.w_used + {count}, w.w_bytes + {a_size}, w.w_n + 1
+    FROM w JOIN {acta} a ON a.{chronicum_is} AND a.seq = (
+        SELECT seq FROM {acta} WHERE {chronicum_is}{{filters}} AND seq < w.w_seq
+        ORDER BY chronicum_id DESC, seq DESC LIMIT 1)
+    WHERE {{fits}}
+)
+SELECT o.w_found, o.w_before, EXISTS (SELECT 1 FROM w WHERE NOT ({{fits}})), k.*
+FROM ("""
+    + _FOUND
+    + """) o LEFT JOIN (
+    SELECT {a_columns}, a.seq AS w_seq FROM w JOIN {acta} a
+    ON a.{chronicum_is} AND a.seq = w.w_seq WHERE {{fits}}
+) k ON 1 = 1 ORDER BY k.w_seq DESC
+"""
+)
+
+# -- following ------------------------------------------------------------------------
+
+# The acta after a position (seq) that pass the filters, at most a limit, with the
+# owner's check and the newest seq in the same statement (the same snapshot). The
+# position may be an actum's (its seq read here too).
+AFTER = """
+SELECT o.w_found, o.w_top, o.w_from, p.*
+FROM (SELECT {owned} AS w_found, ({newest}) AS w_top, {{start}} AS w_from) o
+LEFT JOIN (
+    SELECT {columns}, seq AS w_seq FROM {acta}
+    WHERE {chronicum_is} AND seq > {{start}}{{filters}} AND {owned}
+    ORDER BY chronicum_id, seq LIMIT %(limit)s
+) p ON 1 = 1
+ORDER BY p.w_seq
+"""
+NEWEST = "SELECT MAX(seq) FROM {acta} WHERE {chronicum_is}"
+AFTER_ACTUM = (
+    "(SELECT MAX(seq) FROM {acta} WHERE chronicum_id = %(chronicum_id)s AND id = %(after)s)"
+)
+
+# With a byte budget: the sizes of the next acta first, then only those that fit (the
+# first always) read whole; "cut" tells that some did not.
+AFTER_WITHIN_BYTES = """
+WITH s AS (
+    SELECT seq AS w_seq, {size} AS w_size FROM {acta}
+    WHERE {chronicum_is} AND seq > {{start}}{{filters}} AND {owned}
+    ORDER BY chronicum_id, seq LIMIT %(limit)s
+), c AS (
+    SELECT w_seq FROM (
+        SELECT w_seq, SUM(w_size) OVER (ORDER BY w_seq ROWS UNBOUNDED PRECEDING) AS w_used,
+               ROW_NUMBER() OVER (ORDER BY w_seq) AS w_n
+        FROM s
+    ) r WHERE r.w_used <= %(max_bytes)s OR r.w_n = 1
+)
+SELECT o.w_found, o.w_top, o.w_from, (SELECT COUNT(*) FROM s) > (SELECT COUNT(*) FROM c), p.*
+FROM (SELECT {owned} AS w_found, ({newest}) AS w_top, {{start}} AS w_from) o
+LEFT JOIN (
+    SELECT {a_columns}, a.seq AS w_seq FROM {acta} a JOIN c
+    ON a.{chronicum_is} AND a.seq = c.w_seq
+) p ON 1 = 1
+ORDER BY p.w_seq
+"""
+
+# -- chronica_purge ---------------------------------------------------------------------
+
+COUNT_ACTA = "SELECT COUNT(*) FROM {acta} WHERE {chronicum_is}"
+COUNT_ACTA_UP_TO = (
+    "SELECT COUNT(*) FROM (SELECT 1 FROM {acta} WHERE {chronicum_is} LIMIT %(most)s) AS up_to"
+)
+DELETE_OLDEST = """
+DELETE FROM {acta} WHERE {chronicum_is} AND seq IN (
+    SELECT seq FROM {acta} WHERE {chronicum_is} ORDER BY chronicum_id, seq LIMIT %(count)s
+)
+"""

@@ -1,0 +1,127 @@
+"""PostgreSQL: what the store's statements are there. Migration 0010 leaves no
+function of chronica's (every read and write is a plain statement), and the store
+works as well with the prepared statements a project may turn on (server-side binding)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+
+import pytest
+from django.db import connection
+
+from chronica import services
+from chronica.stores.db import DjangoStore
+
+from .. import scenario
+
+OWNER = "ardian"
+
+FUNCTIONS = (
+    "chronica_record_actum",
+    "chronica_record_acta",
+    "chronica_owns",
+    "chronica_record_actum_by",
+    "chronica_record_acta_by",
+    "chronica_read_state",
+    "chronica_window",
+)
+
+
+@pytest.fixture
+def postgres(db):
+    if connection.vendor != "postgresql":
+        pytest.skip("functions and prepared statements are PostgreSQL's: this run is on SQLite")
+
+
+def functions() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT proname FROM pg_proc WHERE proname LIKE 'chronica%%'")
+        return {row[0] for row in cursor.fetchall()}
+
+
+def test_a_migrated_database_has_no_function_of_chronicas(postgres):
+    assert functions() == set()
+
+
+def test_migration_0010_drops_the_functions_an_older_database_has(postgres):
+    stubs = [
+        "CREATE FUNCTION chronica_record_actum(varchar, varchar, varchar, varchar, varchar,"
+        " varchar, text, varchar, text, bigint) RETURNS bigint LANGUAGE sql AS 'SELECT 1::bigint'",
+        "CREATE FUNCTION chronica_record_acta(varchar, varchar, json) RETURNS bigint"
+        " LANGUAGE sql AS 'SELECT 1::bigint'",
+        "CREATE FUNCTION chronica_owns(varchar, varchar) RETURNS boolean"
+        " LANGUAGE sql AS 'SELECT true'",
+        "CREATE FUNCTION chronica_record_actum_by(varchar, varchar, varchar, varchar, varchar,"
+        " varchar, text, varchar, text, bigint, varchar) RETURNS bigint"
+        " LANGUAGE sql AS 'SELECT 1::bigint'",
+        "CREATE FUNCTION chronica_record_acta_by(varchar, varchar, json) RETURNS bigint"
+        " LANGUAGE sql AS 'SELECT 1::bigint'",
+        "CREATE FUNCTION chronica_read_state(varchar, varchar, varchar, bigint) RETURNS int"
+        " LANGUAGE sql AS 'SELECT 1'",
+        "CREATE FUNCTION chronica_window(varchar, varchar, text[], text[], text[], bigint)"
+        " RETURNS int LANGUAGE sql AS 'SELECT 1'",
+    ]
+    with connection.cursor() as cursor:
+        for stub in stubs:
+            cursor.execute(stub)
+    assert functions() == set(FUNCTIONS)
+    migration = importlib.import_module("chronica.migrations.0010_drop_functions")
+    with connection.cursor() as cursor:
+        cursor.execute(migration.DROP)
+    assert functions() == set()
+
+
+@contextlib.contextmanager
+def connection_options(options: dict):
+    """The default connection's OPTIONS are ``options`` for the block."""
+    current = connection.settings_dict["OPTIONS"]
+    saved = dict(current)
+    current.clear()
+    current.update(options)
+    connection.close()
+    try:
+        yield
+    finally:
+        connection.close()
+        current.clear()
+        current.update(saved)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_prepared_statements_everything_works_and_is_prepared(postgres):
+    """Server-side binding with psycopg preparing a statement on its second run, as a
+    project turns them on in OPTIONS: writes, replays, windows, pages, pops and follows
+    answer as with Django's defaults, and psycopg did prepare them."""
+    options = {**connection.settings_dict["OPTIONS"], "server_side_binding": True}
+    with connection_options({**options, "prepare_threshold": 1}):
+        store = DjangoStore()
+        first, *rest = scenario.acta()
+        stored = [services.record_actum(OWNER, first)]
+        stored += [services.record_actum(OWNER, actum) for actum in rest[:3]]
+        stored += services.record_acta(OWNER, rest[3:])
+        reply = scenario.booking_reply()
+        keyed = services.record_actum(OWNER, reply, idempotency_key="booking-reply-1")
+        assert services.record_actum(OWNER, reply, idempotency_key="booking-reply-1") == keyed
+        stored.append(keyed)
+        for _ in range(3):
+            assert services.get_acta(OWNER, first.chronicum_id) == stored
+            assert services.get_acta(OWNER, first.chronicum_id, last_n=3) == stored[-3:]
+            page = services.get_acta_page(OWNER, first.chronicum_id, last_n=2, max_bytes=10**6)
+            assert page.acta == stored[-2:]
+            assert services.get_acta(OWNER, first.chronicum_id, max_tokens=10**6) == stored
+        assert (
+            store.acta_after(OWNER, first.chronicum_id, scenario_query(), stored[-3].id, 10)[0]
+            == stored[-2:]
+        )
+        assert store.append("rafa", first.chronicum_id, rest[:1]) is None
+        assert services.pop_actum(OWNER, first.chronicum_id) == keyed
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+            assert cursor.fetchone()[0] >= 1  # psycopg did prepare
+
+
+def scenario_query():
+    from chronica import ActaQuery
+
+    return ActaQuery()
