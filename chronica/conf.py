@@ -10,7 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import import_string
 
 from .interfaces import Store
-from .validation import DEFAULT_MAX_ACTUM_BYTES
+from .validation.acta import DEFAULT_MAX_ACTUM_BYTES
 
 DEFAULTS: dict[str, Any] = {
     "STORE": "chronica.stores.db.DjangoStore",

@@ -6,7 +6,7 @@ A count is taken once, when an actum is recorded, by the Chronicarius's
 
 from __future__ import annotations
 
-from .validation import dumps_data
+from .validation.jsondata import dumps_data
 from .values import Actum
 
 __all__ = ["FRAMING_TOKENS", "content_tokens", "estimate_tokens"]

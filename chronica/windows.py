@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from operator import attrgetter
 
 from .errors import InvalidQuery
-from .validation import dumps_data
+from .validation.jsondata import dumps_data
 from .values import FILTERS, ActaQuery, Actum, ActumKind
 
 __all__ = ["cut_page", "cut_window", "keep_whole_tool_calls", "matcher", "passes"]

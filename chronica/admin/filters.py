@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from .. import models
 from ..conf import chronica_settings
-from ..validation import storable
+from ..validation.identifiers import storable
 
 # -- owners -----------------------------------------------------------------------
 

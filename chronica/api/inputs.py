@@ -18,7 +18,8 @@ from rest_framework.serializers import BaseSerializer
 from rest_framework.settings import api_settings
 
 from .. import services
-from ..validation import CONTROL, Parameter
+from ..validation.identifiers import CONTROL
+from ..validation.parameters import Parameter
 from ..values import Actum
 from .errors import BadRequest, LengthRequired
 from .serializers import ActumWriteSerializer, NewChronicumSerializer, error_message, json_type

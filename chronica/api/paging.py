@@ -19,7 +19,7 @@ import json
 from django.utils.encoding import escape_uri_path
 from rest_framework.request import Request
 
-from ..validation import storable
+from ..validation.identifiers import storable
 from ..values import Chronicum
 from .errors import BadRequest
 

@@ -26,7 +26,7 @@ from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRen
 from rest_framework.request import Request
 from rest_framework.utils import encoders
 
-from ..validation import RawJSON
+from ..validation.jsondata import RawJSON
 
 __all__ = [
     "ChronicaBrowsableAPIRenderer",

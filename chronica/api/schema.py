@@ -17,7 +17,9 @@ from drf_spectacular.utils import (
 )
 from rest_framework.serializers import Serializer
 
-from ..validation import CONTROL, MAX_LENGTH, MAX_LIST_LIMIT, WINDOW_PARAMETERS, Parameter
+from ..validation.identifiers import CONTROL, MAX_LENGTH
+from ..validation.parameters import WINDOW_PARAMETERS, Parameter
+from ..validation.queries import MAX_LIST_LIMIT
 from .inputs import DEFAULT_LIST_LIMIT
 from .serializers import (
     ActumSerializer,

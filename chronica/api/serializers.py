@@ -21,7 +21,7 @@ from rest_framework.serializers import ValidationError
 from rest_framework.settings import api_settings
 
 from ..conf import chronica_settings
-from ..validation import MAX_LENGTH
+from ..validation.identifiers import MAX_LENGTH
 from ..values import ActorKind, Actum, ActumKind, StateChange, StateScope
 
 __all__ = [

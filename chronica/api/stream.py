@@ -44,7 +44,7 @@ from .. import services
 from ..conf import chronica_settings
 from ..errors import ChronicumNotFound
 from ..services import AgentIdentity, Follower
-from ..validation import FOLLOW_PARAMETERS
+from ..validation.parameters import FOLLOW_PARAMETERS
 from ..values import Actum
 from .agents import chronicarius_for
 from .inputs import arguments, names, owner_id

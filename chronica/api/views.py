@@ -34,7 +34,7 @@ from rest_framework.viewsets import ViewSet
 
 from .. import services
 from ..conf import chronica_settings
-from ..validation import WINDOW_PARAMETERS
+from ..validation.parameters import WINDOW_PARAMETERS
 from . import schema
 from .agents import AgentCredentialThrottle, chronicarius_for
 from .authentication import AgentCredentialAuthentication, sent_agent_credential

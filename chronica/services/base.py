@@ -23,7 +23,8 @@ from ..errors import (
 )
 from ..interfaces import ABILITIES, BaseStore, IdempotentStore, Store
 from ..tokens import estimate_tokens
-from ..validation import DEFAULT_MAX_ACTUM_BYTES, storable
+from ..validation.acta import DEFAULT_MAX_ACTUM_BYTES
+from ..validation.identifiers import storable
 from ..values import ActorKind, Actum, ActumKind, Chronicum, StateChange
 from .identity import AgentIdentity, Identity
 

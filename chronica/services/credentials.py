@@ -19,7 +19,7 @@ import secrets
 from collections.abc import Iterable
 
 from ..errors import InvalidActum, InvalidCredential
-from ..validation import check_chronicum_id, check_identifier, check_owner
+from ..validation.identifiers import check_chronicum_id, check_identifier, check_owner
 from ..values import ActorKind
 from .identity import AgentIdentity
 

@@ -11,7 +11,8 @@ from asgiref.sync import sync_to_async
 from ..errors import ChronicumNotFound, InvalidQuery
 from ..follow import PAGE, Polling, follow
 from ..interfaces import FollowPage
-from ..validation import build_query, check_after, check_owner, storable
+from ..validation.identifiers import check_owner, storable
+from ..validation.queries import build_query, check_after
 from ..values import ActaQuery, Actum
 from .base import ActorKinds, ChronicariusBase, Kinds
 

@@ -6,13 +6,8 @@ import datetime as dt
 
 from ..errors import ChronicumNotFound, InvalidQuery
 from ..signals import chronicum_deleted
-from ..validation import (
-    check_chronicum_id,
-    check_identifier,
-    check_listing,
-    check_owner,
-    storable,
-)
+from ..validation.identifiers import check_chronicum_id, check_identifier, check_owner, storable
+from ..validation.queries import check_listing
 from ..values import (
     Actum,
     ChronicaPage,

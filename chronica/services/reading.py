@@ -6,7 +6,8 @@ import dataclasses
 from collections.abc import Iterable
 
 from ..errors import ChronicumNotFound, InvalidQuery
-from ..validation import build_query, check_owner, check_whole_tool_calls
+from ..validation.identifiers import check_owner
+from ..validation.queries import build_query, check_whole_tool_calls
 from ..values import ActaPage, ActaQuery, Actum, Chronicum
 from ..windows import cut_page, keep_whole_tool_calls
 from .base import ActorKinds, ChronicariusBase, Kinds, async_twin

@@ -8,13 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ChronicumNotFound
-from ..validation import (
-    build_query,
-    check_chronicum_id,
-    check_identifier,
-    check_owner,
-    check_state_changes,
-)
+from ..validation.acta import check_state_changes
+from ..validation.identifiers import check_chronicum_id, check_identifier, check_owner
+from ..validation.queries import build_query
 from ..values import ActaQuery, NamespaceListing, StateChange, StateView
 from .base import ChronicariusBase, async_twin
 from .identity import AgentIdentity

@@ -8,13 +8,8 @@ from collections.abc import Sequence
 
 from ..errors import ChronicumNotFound, IdempotencyUnsupported, NotPermitted, StoreUnsupported
 from ..signals import actum_recorded
-from ..validation import (
-    check_batch,
-    check_owner,
-    check_state_changes,
-    check_token_count,
-    normalize_key,
-)
+from ..validation.acta import check_batch, check_state_changes, check_token_count, normalize_key
+from ..validation.identifiers import check_owner
 from ..values import ActorKind, Actum, Recorded, RecordedActa, StateChange
 from .base import ChronicariusBase, Write, async_twin, send
 from .identity import AgentIdentity

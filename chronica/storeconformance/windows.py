@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ..errors import InvalidQuery
-from ..validation import RawJSON
+from ..validation.jsondata import RawJSON
 from ..values import ActaQuery, Actum
 from ..windows import size
 from .base import M, T, _Base, _expect, _expect_raises

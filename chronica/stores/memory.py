@@ -19,7 +19,7 @@ from ..errors import ChronicumExists, ChronicumNotFound, InvalidQuery, StateConf
 from ..interfaces import BaseStore, Create, FollowPage, WindowPage
 from ..states import DocumentKey, apply_all, document_key
 from ..tokens import content_tokens
-from ..validation import RawJSON, dumps_data
+from ..validation.jsondata import RawJSON, dumps_data
 from ..values import (
     ActaQuery,
     Actum,

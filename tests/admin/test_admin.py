@@ -612,6 +612,21 @@ class TestErasureThroughServices:
         with pytest.raises(ChronicumNotFound):
             services.get_chronicum(OWNER, CHRONICUM)
 
+    def test_a_confirmed_delete_is_logged_and_needs_the_csrf_token(self):
+        from django.contrib.admin.models import DELETION, LogEntry
+
+        record_dinner()
+        delete = reverse("admin:chronica_chronicum_delete", args=[CHRONICUM])
+        eraser = staff("dpo", "view_chronicum", "delete_chronicum")
+        checked = Client(enforce_csrf_checks=True)
+        checked.force_login(User.objects.get(username="dpo"))
+        assert checked.post(delete, {"post": "yes"}).status_code == 403
+        assert models.Chronicum.objects.filter(id=CHRONICUM).exists()
+        assert eraser.post(delete, {"post": "yes"}).status_code == 302
+        entry = LogEntry.objects.get(action_flag=DELETION)
+        assert (entry.object_id, entry.user.username) == (CHRONICUM, "dpo")
+        assert not models.Chronicum.objects.filter(id=CHRONICUM).exists()
+
     def test_the_action_deletes_each_as_its_owner(
         self, admin_client, deleted_signals, django_capture_on_commit_callbacks
     ):

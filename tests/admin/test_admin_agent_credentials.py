@@ -66,6 +66,31 @@ def test_a_human_kind_or_bad_duration_is_a_form_error(admin_client, ardian):
     assert not models.AgentCredential.objects.exists()
 
 
+@pytest.mark.parametrize(
+    "bad",
+    [{"chronica": "dinner\u200bfriday"}, {"expires_in": "0s"}],
+    ids=["an invisible character in a chronicum ID", "an expiry of no time"],
+)
+def test_a_value_the_rules_refuse_is_a_bad_request_not_a_denial(admin_client, ardian, bad):
+    """What the form lets through but ``services.issue_credential`` refuses is the
+    request's fault (400): the user may issue credentials, so not 403."""
+    answer = admin_client.post(
+        ADD, {"owner": ardian.pk, "actor": "booking", "actor_kinds": ["agent"], **bad}
+    )
+    assert answer.status_code == 400
+    assert not models.AgentCredential.objects.exists()
+
+
+def test_the_issued_credential_is_the_row_the_service_wrote(admin_client, ardian):
+    """The admin's own record of the addition (its log entry) names the stored row."""
+    from django.contrib.admin.models import ADDITION, LogEntry
+
+    admin_client.post(ADD, {"owner": ardian.pk, "actor": "booking", "actor_kinds": ["agent"]})
+    row = models.AgentCredential.objects.get()
+    entry = LogEntry.objects.get(action_flag=ADDITION)
+    assert (entry.object_id, entry.object_repr) == (row.pk, str(row))
+
+
 @pytest.fixture
 def ardian(django_user_model):
     return django_user_model.objects.create_user("ardian")

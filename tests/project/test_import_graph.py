@@ -182,7 +182,9 @@ def test_every_module_is_on_a_floor():
 
 def test_the_graph_is_read():
     edges = graph()
-    assert "chronica.values" in edges["chronica.validation"]
+    assert "chronica.values" in edges["chronica.validation.acta"]
+    # ``from .identifiers import ...`` in a package: a module beside it.
+    assert "chronica.validation.identifiers" in edges["chronica.validation"]
     assert "chronica.services" in edges["chronica.api.views"]
     # A relative import of a module from its package.
     assert "chronica.services.base" in edges["chronica.services.reading"]
@@ -283,3 +285,153 @@ def test_integrations_import_only_public_names():
                 elif target.startswith("chronica") and target not in INTEGRATIONS_MAY_IMPORT:
                     wrong.append(f"{module} imports {target}")
     assert wrong == []
+
+
+# The packages the integrations adapt: an integration uses their public API only.
+FRAMEWORKS = ("google.adk", "google.genai", "pydantic_ai", "agents")
+
+
+def _private(dotted: str) -> bool:
+    """Whether a dotted name has a piece with a leading underscore (``__name__`` and the
+    other dunders are public)."""
+    return any(
+        piece.startswith("_") and not (piece.startswith("__") and piece.endswith("__"))
+        for piece in dotted.split(".")
+    )
+
+
+def _watched(dotted: str, own: str) -> bool:
+    """A framework's name, or chronica's outside the integration itself."""
+    if dotted == own or dotted.startswith(own + "."):
+        return False
+    return any(
+        dotted == root or dotted.startswith(root + ".") for root in (*FRAMEWORKS, "chronica")
+    )
+
+
+def _bound(module: str, path: Path, tree: ast.AST) -> list[tuple[str, str, str, int]]:
+    """Each import's local name, the dotted name it stands for, what it imports and its
+    line, type-checking ones too: ``import a.b`` binds ``a`` for ``a`` (importing
+    ``a.b``), ``import a.b as c`` and ``from a import b as c`` bind ``c`` for ``a.b``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.partition(".")[0]
+                stands_for = alias.name if alias.asname else local
+                found.append((local, stands_for, alias.name, node.lineno))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1])
+                source = f"{base}.{node.module}" if node.module else base
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                dotted = f"{source}.{alias.name}"
+                found.append((alias.asname or alias.name, dotted, dotted, node.lineno))
+    return found
+
+
+def _dotted(node: ast.expr) -> list[str] | None:
+    """``a.b.c`` as ``["a", "b", "c"]``; ``None`` for anything but names and attributes."""
+    pieces = []
+    while isinstance(node, ast.Attribute):
+        pieces.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    return [node.id, *reversed(pieces)]
+
+
+def private_uses(module: str, path: Path) -> list[str]:
+    """The private names of a framework, or of chronica outside the integration, that a
+    module of an integration imports or reaches: imported (under ``TYPE_CHECKING`` too,
+    which ``test_integrations_import_only_public_names`` leaves out), reached as an
+    attribute of an imported name (``sessions._util.f``), by a constant name in
+    ``getattr``/``hasattr``/``setattr``/``delattr``, or imported by a constant name
+    (``importlib.import_module``, ``__import__``). Attributes of the framework's objects
+    (``session._events``) are not seen: only names."""
+    own = ".".join(module.split(".")[:3])
+    tree = ast.parse(path.read_text(), str(path))
+    imports = _bound(module, path, tree)
+    found = [
+        (line, f"{module}:{line} imports {imported}")
+        for _, _, imported, line in imports
+        if _watched(imported, own) and _private(imported)
+    ]
+    bound = {local: stands_for for local, stands_for, _, _ in imports}
+
+    def reach(pieces: list[str] | None, line: int) -> None:
+        if pieces is None or pieces[0] not in bound:
+            return
+        dotted = ".".join([bound[pieces[0]], *pieces[1:]])
+        if _watched(dotted, own) and _private(".".join(pieces[1:])):
+            found.append((line, f"{module}:{line} reaches {dotted}"))
+
+    # Only a whole chain (``a._b.c``), not each attribute in it (``a._b``) again.
+    inner = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and id(node) not in inner:
+            reach(_dotted(node), node.lineno)
+        elif isinstance(node, ast.Call) and node.args:
+            function = (_dotted(node.func) or [""])[-1]
+            first = node.args[0]
+            if function in ("getattr", "hasattr", "setattr", "delattr") and len(node.args) > 1:
+                name, target = node.args[1], _dotted(first)
+                if (
+                    target is not None
+                    and isinstance(name, ast.Constant)
+                    and isinstance(name.value, str)
+                ):
+                    reach([*target, name.value], node.lineno)
+            elif (
+                function in ("import_module", "__import__")
+                and isinstance(first, ast.Constant)
+                and isinstance(first.value, str)
+                and _watched(first.value, own)
+                and _private(first.value)
+            ):
+                found.append((node.lineno, f"{module}:{node.lineno} imports {first.value}"))
+    return [use for _, use in sorted(found)]
+
+
+def test_integrations_reach_no_private_name_of_a_framework_or_of_chronica():
+    """An integration adapts its framework's public API to chronica's: whatever way it
+    names something of either (an import, an attribute of a module or a class it
+    imported, ``getattr``), no piece of the name starts with an underscore."""
+    wrong = [
+        use
+        for module, path in modules().items()
+        if module.startswith("chronica.integrations.")
+        for use in private_uses(module, path)
+    ]
+    assert wrong == []
+
+
+def test_a_private_use_is_found(tmp_path):
+    path = tmp_path / "example.py"
+    path.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "import importlib\n"
+        "from google.adk import sessions\n"
+        "from agents.memory import session as agent_session\n"
+        "from chronica import services\n"
+        "from .records import _own\n"
+        "if TYPE_CHECKING:\n"
+        "    from pydantic_ai._run_context import RunContext\n"
+        "sessions._session_util.decode_state({})\n"
+        "agent_session.Session._items\n"
+        "getattr(services, '_default')\n"
+        "importlib.import_module('agents._config')\n"
+        "services.get_acta.__name__, _own._meta\n"
+    )
+    module = "chronica.integrations.example.example"
+    assert private_uses(module, path) == [
+        f"{module}:8 imports pydantic_ai._run_context.RunContext",
+        f"{module}:9 reaches google.adk.sessions._session_util.decode_state",
+        f"{module}:10 reaches agents.memory.session.Session._items",
+        f"{module}:11 reaches chronica.services._default",
+        f"{module}:12 imports agents._config",
+    ]

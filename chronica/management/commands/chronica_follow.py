@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from chronica import services
 from chronica.errors import ChronicumNotFound, InvalidQuery
 from chronica.management.pipes import quiet_when_the_reader_leaves
-from chronica.validation import FOLLOW_PARAMETERS
+from chronica.validation.parameters import FOLLOW_PARAMETERS
 from chronica.values import Actum
 
 from .chronica_show import add_window_arguments, as_json, window_arguments

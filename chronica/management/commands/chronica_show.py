@@ -20,7 +20,7 @@ from chronica.errors import ChronicumNotFound, InvalidQuery
 from chronica.management.pipes import quiet_when_the_reader_leaves
 from chronica.services import get_chronicarius
 from chronica.services.identity import provenance
-from chronica.validation import WINDOW_PARAMETERS, Parameter
+from chronica.validation.parameters import WINDOW_PARAMETERS, Parameter
 from chronica.values import Actum, Chronicum
 
 SHOWN_CHARS = 4096

@@ -21,7 +21,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from ... import models
 from ...errors import ChronicumExists, InvalidCredential, InvalidQuery
 from ...interfaces import Create, FollowPage, Subscription, WindowPage
-from ...validation import dumps_data
+from ...validation.jsondata import dumps_data
 from ...values import FILTERS, ActaQuery, Actum, Chronicum, Recorded
 from . import sql
 from .rows import acta_of, utc

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.utils.dateparse import parse_datetime
 
-from ...validation import RawJSON, loads_data
+from ...validation.jsondata import RawJSON, loads_data
 from ...values import Actum
 
 __all__ = ["acta_of", "utc"]
