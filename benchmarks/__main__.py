@@ -1,7 +1,10 @@
 """``make bench``: load the benchmark database, run the measures, print the table.
 
 ``python -m benchmarks [--only record,window,...] [--no-load] [--quick]``
-``python -m benchmarks --profile record|window|batch|budget`` (after one run has loaded the data)
+``python -m benchmarks --profile record|window|batch|budget|http-window|http-write``
+(after one run has loaded the data)
+``CHRONICA_BENCH_DB=sqlite python -m benchmarks`` runs the cases that need no PostgreSQL
+(http, tokens) on a SQLite file.
 The table also goes to benchmarks/results/latest.md (not committed; BENCHMARKS.md is).
 """
 
@@ -35,7 +38,10 @@ CASES = (
     "google-adk",
     "attack",
     "attested",
+    "http",
 )
+# What runs on SQLite (CHRONICA_BENCH_DB=sqlite): the rest loads and compares with psycopg.
+SQLITE_CASES = ("http", "tokens")
 
 
 def machine() -> str:
@@ -44,8 +50,6 @@ def machine() -> str:
     import psycopg
     from django.conf import settings
 
-    from .database import server_version
-
     cpu = platform.processor() or "?"
     try:
         with open("/proc/cpuinfo") as info:
@@ -53,9 +57,21 @@ def machine() -> str:
     except (OSError, StopIteration):
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    db = settings.DATABASES["default"]
+    if getattr(settings, "BENCH_DB", "postgres") == "sqlite":
+        import sqlite3
+
+        database = f"SQLite {sqlite3.sqlite_version} ({db['NAME']})"
+    else:
+        from .database import server_version
+
+        database = f"PostgreSQL {server_version()} on {db['HOST']}:{db['PORT']}"
+    try:
+        load = "load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+    except OSError:
+        load = "load average ?"
     return (
-        f"{cpu}, {os.cpu_count()} CPUs, {mem:.0f} GiB; PostgreSQL {server_version()}"
-        f" on {settings.DATABASES['default']['HOST']}:{settings.DATABASES['default']['PORT']};"
+        f"{cpu}, {os.cpu_count()} CPUs, {mem:.0f} GiB, {load}; {database};"
         f" Python {platform.python_version()}, Django {django.__version__},"
         f" psycopg {psycopg.__version__} ({psycopg.pq.__impl__})"
     )
@@ -82,7 +98,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer rounds, for trying things")
     parser.add_argument(
         "--profile",
-        choices=("record", "window", "batch", "budget"),
+        choices=("record", "window", "batch", "budget", "http-window", "http-write"),
         help="instead of the table: pyinstrument's profile of chronica's side of one case",
     )
     args = parser.parse_args(argv)
@@ -94,11 +110,29 @@ def main(argv: list[str]) -> int:
     import django
 
     django.setup()
+    from django.conf import settings
+
+    began = time.monotonic()
+    if getattr(settings, "BENCH_DB", "postgres") == "sqlite":
+        from django.core.management import call_command
+
+        if args.profile and not args.profile.startswith("http"):
+            parser.error("on SQLite only --profile http-window|http-write")
+        if not args.profile and args.only != ",".join(CASES) and only - set(SQLITE_CASES):
+            parser.error(f"on SQLite only: {', '.join(SQLITE_CASES)}")
+        only &= set(SQLITE_CASES)
+        call_command("migrate", verbosity=0, interactive=False)
+        if args.profile:
+            from .profile import profile
+
+            print(profile(args.profile))
+            return 0
+        return _report(argv, began, _sqlite_rows(only, quick=args.quick), {})
+
     from . import cases
     from .database import conninfo, ensure_database, load
     from .floor import Floor
 
-    began = time.monotonic()
     name = ensure_database()
     if args.profile:
         from .profile import profile
@@ -167,7 +201,7 @@ def main(argv: list[str]) -> int:
     if "asyncio" in only:
         from .async_path import async_path
 
-        rows += async_path(n_rounds=5 if args.quick else 11)
+        rows += async_path(ops=ops, n_rounds=5 if args.quick else 11)
     if "follow" in only:
         from .follow import follow
 
@@ -188,8 +222,28 @@ def main(argv: list[str]) -> int:
         from .attested import attested
 
         rows += attested(ops=ops, n_rounds=n_rounds)
-    rows.sort(key=lambda row: int(row.case.split()[0]))
+    if "http" in only:
+        from . import http
 
+        rows += http.run(quick=args.quick)
+    return _report(argv, began, rows, plans)
+
+
+def _sqlite_rows(only: set[str], *, quick: bool) -> list:  # type: ignore[type-arg]
+    from . import cases
+
+    rows = []
+    if "tokens" in only:
+        rows += cases.estimate()
+    if "http" in only:
+        from . import http
+
+        rows += http.run(quick=quick)
+    return rows
+
+
+def _report(argv: list[str], began: float, rows: list, plans: dict[str, str]) -> int:  # type: ignore[type-arg]
+    rows.sort(key=lambda row: int(row.case.split()[0]))
     report = [
         f"chronica benchmarks, {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC,"
         f" {time.monotonic() - began:.0f} s",

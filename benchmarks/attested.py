@@ -1,10 +1,14 @@
 """17. What an attested write costs (issue 21): ``record_actum`` and a batch of ten
-written as an agent's credential (the identity's rules, ``recorded_by`` stamped, migration
-0006's write functions) and as the owner in person, against the same write with no
-identity (migration 0004's functions, ``recorded_by`` NULL).
+written as an agent's credential (the identity's rules, ``recorded_by`` stamped, the
+credential checked in the write's statement) and as the owner in person, against the
+same write with no identity (``recorded_by`` NULL). Each is one plain statement on
+PostgreSQL (the PL/pgSQL write functions of migrations 0004 and 0006 were removed in
+the one-architecture change).
 
-The credential is an ``AgentIdentity`` made in code: the secret's check at sign-in
-(one query and a hash, once per request in the API) is not part of the write.
+The credential is issued once (``services.issue_credential``) and its
+``AgentIdentity`` taken with ``authenticate_credential``: the secret's check at
+sign-in (one query and a hash, once per request in the API) is not part of the
+write; the write checks in its statement that the credential is still valid.
 Interleaved rounds on one connection; the ratio is the median of the round-by-round
 ratios. With commits that do not wait for the disk (what is left is chronica's own
 cost) and with durable ones (what a project runs).
@@ -16,7 +20,7 @@ import contextlib
 import itertools
 from collections.abc import Callable
 
-from chronica import ActorKind, Actum, ActumKind, ChronicumNotFound
+from chronica import ActorKind, Actum, ActumKind, ChronicumNotFound, services
 from chronica.services import AgentIdentity, Chronicarius, OwnerIdentity
 from chronica.stores.db import DjangoStore
 
@@ -25,7 +29,12 @@ from .database import OWNER
 from .timing import median, paired_ratio, rounds
 
 CASE = "17 attested"
-BOOKING = AgentIdentity(owner_id=OWNER, actor="booking", key_id="b00k1n9b00k1")
+
+
+def _booking() -> AgentIdentity:
+    """A real credential of ardian's booking agent: the write checks it in the database."""
+    issued = services.issue_credential(OWNER, "booking")
+    return services.authenticate_credential(issued.secret)
 
 
 def _held(chronicum_id: str, n: int) -> Actum:
@@ -41,11 +50,12 @@ def _held(chronicum_id: str, n: int) -> Actum:
 def attested(*, ops: int, n_rounds: int) -> list[Row]:
     rows: list[Row] = []
     count = itertools.count()
+    booking = _booking()
     for alias, label in (("nowait", f"{DEFAULTS}, {NOWAIT}"), ("default", DEFAULTS)):
         plain = Chronicarius(DjangoStore(using=alias))
         writers = {
             "no identity": plain,
-            "agent credential": plain.acting_as(BOOKING),
+            "agent credential": plain.acting_as(booking),
             "owner in person": plain.acting_as(OwnerIdentity(OWNER)),
         }
         for batch in (1, 10):

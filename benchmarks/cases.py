@@ -232,9 +232,8 @@ def growth(*, ops: int, n_rounds: int) -> tuple[list[Row], str]:
         for label in sizes
     ]
     ratio = paired_ratio(got["1k"], got["1M"])  # latency 1M / latency 1k
-    # Explain the very statement get_acta sends, as Django logged it with its values.
-    # The plans of what get_acta runs, as auto_explain logs them: the statements inside
-    # migration 0008's chronica_window too (an EXPLAIN of the call shows a Function Scan).
+    # The plan of the very statement get_acta sends, as auto_explain logs it (it also
+    # logged the statements inside a PL/pgSQL function, when the window was one).
     plan = explained(lambda: services.get_acta(OWNER, "bench-1m", last_n=20))
     uses_index = "acta_chronicum_seq" in plan
     rows.append(
