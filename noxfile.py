@@ -41,8 +41,9 @@ def tests(session: nox.Session, django: str) -> None:
         "-e", ".[api,postgres]", "--group", "test", "--group", "docs", f"django~={django}.0"
     )
     # make test (scripts/ci.py) runs each database as a leg of its own, at once with the
-    # others: ``nox -s tests -- sqlite``; without one, both in turn.
-    databases = session.posargs or ["sqlite", "postgres"]
+    # others: ``nox -s tests -- sqlite [pytest arguments]``; without one, both in turn.
+    databases = session.posargs[:1] or ["sqlite", "postgres"]
+    more = session.posargs[1:]
     env = {"PYTHONPATH": os.getcwd(), "PYTHONWARNINGS": "error::DeprecationWarning"}
     for database in databases:
         if database == "postgres" and os.environ.get("CHRONICA_SKIP_POSTGRES") == "1":
@@ -51,4 +52,4 @@ def tests(session: nox.Session, django: str) -> None:
         here = {**env, "CHRONICA_TEST_DB": database}
         if database == "sqlite" and "CHRONICA_TEST_SQLITE" not in os.environ:
             here["CHRONICA_TEST_SQLITE"] = f"{session.virtualenv.location}/test.sqlite3"
-        session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", env=here)
+        session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *more, env=here)

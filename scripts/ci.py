@@ -6,7 +6,8 @@ spent waiting on servers, subprocesses and sleeps, not on a core).
 
 - ``checks``: ruff, ruff format, mypy, makemigrations --check, the docs site (--strict);
 - ``sqlite``, ``postgres``: the suite on Python 3.11 + Django 5.2 (the venv);
-- ``newest-sqlite``, ``newest-postgres``: the suite on Python 3.13 + Django 6.1 (nox).
+- ``newest-sqlite``, ``newest-postgres``: the suite on Python 3.13 + Django 6.1 (nox),
+  the PostgreSQL once-per-build tests in a leg of their own (``newest-postgres-once``).
 
 The once-per-build tests (``@pytest.mark.once``: the OpenAI Agents SDK's own suite, the
 wheel installed into a new project, the browser, the 2,000-round HTTP race, PgBouncer,
@@ -99,10 +100,17 @@ def legs(newest: bool) -> list[Leg]:
                 [[*nox, "--", "sqlite"]],
                 suite("sqlite", "newest-sqlite", 13, True),
             ),
+            # The once-per-build tests on PostgreSQL (the HTTP races, PgBouncer, the
+            # clusters, the SDK's suite) take minutes of waiting: a leg of their own.
             Leg(
                 "newest-postgres",
-                [[*nox, "--", "postgres"]],
+                [[*nox, "--", "postgres", "-m", "not once"]],
                 suite("postgres", "newest-postgres", 14, True),
+            ),
+            Leg(
+                "newest-postgres-once",
+                [[*nox, "--", "postgres", "-m", "once"]],
+                suite("postgres", "newest-postgres-once", 15, True),
             ),
         ]
     return found
@@ -190,10 +198,10 @@ def main(names: list[str]) -> int:
                 f" (load {load:.1f})",
                 flush=True,
             )
-    print(f"\n{'leg':<16} {'result':<8} {'minutes':>7}  summary")
+    print(f"\n{'leg':<21} {'result':<8} {'minutes':>7}  summary")
     for leg in chosen:
         result = "passed" if leg.code == 0 else "FAILED"
-        print(f"{leg.name:<16} {result:<8} {(leg.ended - leg.started) / 60:>7.1f}  {summary(leg)}")
+        print(f"{leg.name:<21} {result:<8} {(leg.ended - leg.started) / 60:>7.1f}  {summary(leg)}")
     print(f"make test: {(time.monotonic() - began) / 60:.1f} min in all")
     failed = [leg for leg in chosen if leg.code != 0]
     for leg in failed:
