@@ -23,6 +23,11 @@ STRING_FIELDS = ["chronicum_id", "actor", "content", "owner", "idempotency_key"]
 ID_FIELDS = ["chronicum_id", "actor", "owner", "idempotency_key"]
 NAMED = {"owner": "owner_id"}  # how InvalidActum's message names a field
 
+MEMORY_ONLY = pytest.mark.parametrize("store", ["memory"], indirect=True)
+"""The tables of refusals run once, without a database: validation runs before a store
+is touched. ``test_every_refusal_writes_nothing_on_either_store`` takes one case of each
+to both stores."""
+
 
 def reply_call(field: str, value: object, chronicum_id: str = CHRONICUM):
     """The booking agent's reply to ardian, with one field (or the owner, or the key) replaced."""
@@ -92,6 +97,7 @@ REFUSED_TEXT = {
 }
 
 
+@MEMORY_ONLY
 @pytest.mark.parametrize("field", STRING_FIELDS)
 @pytest.mark.parametrize("bad", REFUSED_TEXT)
 def test_text_no_database_can_keep_is_refused(chronicarius, dinner, field, bad):
@@ -101,6 +107,7 @@ def test_text_no_database_can_keep_is_refused(chronicarius, dinner, field, bad):
     assert_nothing_written(chronicarius, dinner)
 
 
+@MEMORY_ONLY
 @pytest.mark.parametrize("field", ID_FIELDS)
 def test_an_id_longer_than_255_characters_is_refused(chronicarius, dinner, field):
     for long_value in ("k" * 256, "🍽" * 256, "x" * 100_000):
@@ -113,6 +120,7 @@ def test_an_id_longer_than_255_characters_is_refused(chronicarius, dinner, field
 WRONG_TYPES = [42, 4.2, True, b"booking", ["booking"], {"actor": "booking"}, object()]
 
 
+@MEMORY_ONLY
 @pytest.mark.parametrize("field", [*STRING_FIELDS, "kind", "actor_kind", "call_id"])
 @pytest.mark.parametrize("value", WRONG_TYPES, ids=lambda v: type(v).__name__)
 def test_a_field_of_the_wrong_type_is_refused(chronicarius, dinner, field, value):
@@ -122,6 +130,7 @@ def test_a_field_of_the_wrong_type_is_refused(chronicarius, dinner, field, value
     assert_nothing_written(chronicarius, dinner)
 
 
+@MEMORY_ONLY
 @pytest.mark.parametrize("field", ["chronicum_id", "actor", "content", "kind", "actor_kind"])
 def test_none_is_refused(chronicarius, dinner, field):
     with pytest.raises(InvalidActum):
@@ -129,6 +138,7 @@ def test_none_is_refused(chronicarius, dinner, field):
     assert_nothing_written(chronicarius, dinner)
 
 
+@MEMORY_ONLY
 def test_no_owner_is_refused_as_empty(chronicarius, dinner):
     for owner in (None, ""):
         with pytest.raises(EmptyOwnerID):
@@ -136,6 +146,7 @@ def test_no_owner_is_refused_as_empty(chronicarius, dinner):
     assert_nothing_written(chronicarius, dinner)
 
 
+@MEMORY_ONLY
 @pytest.mark.parametrize(
     ("field", "value"),
     [
@@ -232,6 +243,7 @@ def menu(content: str = TEN_MB) -> Actum:
     )
 
 
+@MEMORY_ONLY
 def test_ten_megabytes_are_over_the_default_limit(chronicarius):
     with pytest.raises(InvalidActum, match=r"more than the limit of 4194304 .*MAX_ACTUM_BYTES"):
         chronicarius.record_actum(OWNER, menu(), idempotency_key="menu-1")
@@ -265,6 +277,7 @@ def test_the_limit_counts_utf8_bytes_of_content_and_data(store):
 CONTROL_CHARACTERS = ["\t", "\n", "\r", "\x1b", "\x7f", "\x85"]
 
 
+@MEMORY_ONLY
 @pytest.mark.parametrize("field", [*ID_FIELDS, "call_id"])
 @pytest.mark.parametrize("char", CONTROL_CHARACTERS, ids=repr)
 def test_a_control_character_in_an_identifier_is_refused(chronicarius, dinner, field, char):
@@ -300,6 +313,7 @@ UNADDRESSABLE = {
 }
 
 
+@MEMORY_ONLY
 @pytest.mark.parametrize("chronicum_id", UNADDRESSABLE.values(), ids=UNADDRESSABLE.keys())
 def test_a_chronicum_id_that_cannot_be_shown_or_addressed_is_refused(
     chronicarius, dinner, chronicum_id
@@ -331,6 +345,7 @@ def test_a_chronicum_id_with_inner_spaces_dots_or_slashes_round_trips(chronicari
 # -- call_id and data -------------------------------------------------------------
 
 
+@MEMORY_ONLY
 @pytest.mark.parametrize("kind", ["message", "thought"])
 def test_a_call_id_on_a_message_or_a_thought_is_refused(chronicarius, dinner, kind):
     with pytest.raises(InvalidActum, match=f"a {kind} cannot carry a call_id"):
@@ -340,6 +355,7 @@ def test_a_call_id_on_a_message_or_a_thought_is_refused(chronicarius, dinner, ki
     assert_nothing_written(chronicarius, dinner)
 
 
+@MEMORY_ONLY
 def test_a_call_id_longer_than_255_characters_is_refused(chronicarius, dinner):
     with pytest.raises(InvalidActum, match="call_id is longer than 255"):
         chronicarius.record_actum(OWNER, dataclasses.replace(menu("[]"), call_id="c" * 256))
@@ -370,6 +386,7 @@ NOT_JSON = {
 }
 
 
+@MEMORY_ONLY
 @pytest.mark.parametrize("data", NOT_JSON.values(), ids=NOT_JSON.keys())
 def test_data_that_is_not_json_is_refused(chronicarius, dinner, data):
     for chronicum_id in (FRESH, CHRONICUM):
@@ -406,6 +423,7 @@ def test_reading_an_id_no_store_can_hold_answers_not_found(chronicarius, dinner,
         chronicarius.get_acta(chronicum_id, CHRONICUM)
 
 
+@MEMORY_ONLY
 @pytest.mark.parametrize("value", [None, 42, b"dinner-friday", ["dinner-friday"]], ids=repr)
 def test_reading_with_an_id_of_the_wrong_type_is_a_value_error(chronicarius, dinner, value):
     with pytest.raises(ValueError):
@@ -414,6 +432,7 @@ def test_reading_with_an_id_of_the_wrong_type_is_a_value_error(chronicarius, din
         chronicarius.get_chronicum(value, CHRONICUM)
 
 
+@MEMORY_ONLY
 @pytest.mark.parametrize(
     ("kinds", "actor_kinds", "last_n"),
     [
@@ -427,4 +446,34 @@ def test_reading_with_an_id_of_the_wrong_type_is_a_value_error(chronicarius, din
 def test_a_bad_query_is_a_value_error(chronicarius, dinner, kinds, actor_kinds, last_n):
     with pytest.raises(ValueError):
         chronicarius.get_acta(OWNER, CHRONICUM, kinds=kinds, actor_kinds=actor_kinds, last_n=last_n)
+    assert_nothing_written(chronicarius, dinner)
+
+
+def _bad_data():
+    return float("nan")
+
+
+EVERY_REFUSAL = {
+    "NUL in content": ("content", "Rumah\x00Teduh"),
+    "lone surrogate in actor": ("actor", "Rumah \ud83c Teduh"),
+    "256-character chronicum ID": ("chronicum_id", "d" * 256),
+    "content of the wrong type": ("content", 42),
+    "no actor": ("actor", None),
+    "empty owner": ("owner", ""),
+    "unknown kind": ("kind", "memo"),
+    "control character in an ID": ("chronicum_id", "dinner\x07friday"),
+    "call_id on a message": ("call_id", "call-1"),
+    "data that is not JSON": ("data", _bad_data()),
+}
+
+
+def test_every_refusal_writes_nothing_on_either_store(chronicarius, dinner):
+    """One case of each table above, on both stores: refused with chronica's error,
+    never a database error, and nothing written, into a new chronicum or an old one."""
+    for field, value in EVERY_REFUSAL.values():
+        for chronicum_id in (FRESH, CHRONICUM):
+            with pytest.raises((InvalidActum, EmptyOwnerID, ValueError)):
+                record(chronicarius, field, value, chronicum_id)
+    with pytest.raises(InvalidActum):
+        Chronicarius(chronicarius.store).record_actum(OWNER, menu(), idempotency_key="menu-1")
     assert_nothing_written(chronicarius, dinner)
