@@ -10,6 +10,7 @@ settings; ``Chronicarius`` itself works in any Python process.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
@@ -201,11 +202,10 @@ def _on_configured(
     """A module function: ``method`` of the configured Chronicarius."""
     name = method.__name__
 
-    @functools.wraps(method)
     def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         return getattr(get_chronicarius(), name)(*args, **kwargs)  # type: ignore[no-any-return]
 
-    call.__doc__ = f":meth:`Chronicarius.{name}` on the configured store."
+    _like_method(call, method)
     return call
 
 
@@ -215,12 +215,28 @@ def _on_configured_async(
     """An async module function: ``method`` of the configured Chronicarius."""
     name = method.__name__
 
-    @functools.wraps(method)
     async def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
         return await getattr(get_chronicarius(), name)(*args, **kwargs)  # type: ignore[no-any-return]
 
-    call.__doc__ = f":meth:`Chronicarius.{name}` on the configured store."
+    _like_method(call, method)
     return call
+
+
+def _like_method(call: Callable[..., Any], method: Callable[..., Any]) -> None:
+    """Give the module function ``call`` what ``help()``, ``inspect`` and the API reference
+    read off ``method``: its name, its full docstring and its signature without ``self``.
+
+    Not ``functools.wraps`` alone: its ``__wrapped__`` is the unbound method, so
+    ``inspect.signature`` would show ``self``, and its ``__module__`` and ``__qualname__``
+    would name the mixin the method comes from rather than ``chronica.services``."""
+    functools.update_wrapper(call, method)
+    del call.__wrapped__  # type: ignore[attr-defined]
+    call.__module__ = __name__
+    call.__qualname__ = method.__name__
+    signature = inspect.signature(method)
+    call.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=list(signature.parameters.values())[1:]
+    )
 
 
 def record(
