@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from . import schema
 from .agents import chronicarius_for
 from .inputs import owner_id
-from .serializers import ActumSerializer
+from .serializers import actum_wire
 
 __all__ = ["PopMixin"]
 
@@ -27,4 +27,4 @@ class PopMixin:
         popped = chronicarius_for(request, owner).pop_actum(owner, chronicum_id)
         if popped is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(ActumSerializer(popped).data)
+        return Response(actum_wire(popped))

@@ -33,6 +33,7 @@ __all__ = [
     "NewChronicumSerializer",
     "StateSerializer",
     "StateWriteSerializer",
+    "actum_wire",
     "error_message",
     "json_type",
 ]
@@ -168,6 +169,32 @@ class ActumSerializer(serializers.Serializer[Any]):
         " attested (a trusted server-side call, or a writer that knows only the seed's"
         " columns).",
     )
+
+
+#: The fields of an actum on the wire, in their order: the schema's (``ActumSerializer``)
+#: and those :func:`actum_wire` writes are these, the same list.
+ACTUM_FIELDS: tuple[str, ...] = tuple(ActumSerializer._declared_fields)
+
+# How DRF writes ``at`` (its DATETIME_FORMAT, the current time zone), as ActumSerializer
+# does; the other fields are written as they are (the enums: their values).
+_AT = serializers.DateTimeField(read_only=True)
+_AS_WIRE: dict[str, Any] = {
+    "kind": lambda kind: kind.value if isinstance(kind, Enum) else kind,
+    "actor_kind": lambda kind: kind.value if isinstance(kind, Enum) else kind,
+    "at": _AT.to_representation,
+}
+
+
+def actum_wire(actum: Actum) -> dict[str, Any]:
+    """``actum`` as the API answers it: what ``ActumSerializer(actum).data`` is, the
+    same keys in the same order and the same values, built directly (DRF's field
+    objects take twenty times as long)."""
+    wire = {name: getattr(actum, name) for name in ACTUM_FIELDS}
+    for name, as_wire in _AS_WIRE.items():
+        value = wire[name]
+        if value is not None:
+            wire[name] = as_wire(value)
+    return wire
 
 
 class _FirstRefused(serializers.ListSerializer):  # type: ignore[type-arg]

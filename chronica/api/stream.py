@@ -50,7 +50,7 @@ from .agents import chronicarius_for
 from .inputs import arguments, names, owner_id
 from .renderers import dumps
 from .schema import _COMMON, _INVALID, CHRONICUM_ID, RETRY_AFTER, query_parameters
-from .serializers import ActumSerializer
+from .serializers import actum_wire
 
 __all__ = ["ActaStreamMixin", "event"]
 
@@ -78,7 +78,7 @@ def event(actum: Actum) -> bytes:
     cached = _events_sent.get(actum.id)
     if cached is not None and cached[0] == actum:
         return cached[1]
-    data = dumps(ActumSerializer(actum).data)
+    data = dumps(actum_wire(actum))
     sent = f"id: {actum.id}\ndata: {data}\n\n".encode()
     # The followers of a chronicum share their reads, so a thousand streams send the
     # same actum: it is serialized once.

@@ -64,7 +64,7 @@ from .renderers import (
     raw_renderer,
     takes_raw,
 )
-from .serializers import ActumSerializer, ChronicumSerializer
+from .serializers import ChronicumSerializer, actum_wire
 from .state import StateMixin
 from .stream import STREAM, ActaStreamMixin
 
@@ -268,7 +268,7 @@ class ChronicumViewSet(ActaStreamMixin, PopMixin, StateMixin, BaseViewSet):
             owner, chronicum_id, **window, max_bytes=budget, raw_data=raw
         )
         before = page.next_before
-        acta = cast(list[dict[str, Any]], ActumSerializer(page.acta, many=True).data)
+        acta = [actum_wire(actum) for actum in page.acta]
         # The budget counts the bytes of the answer as it is sent: this representation,
         # its indent included.
         array = JSONArray(acta, answer_indent(request)) if raw else _measured(self, request, acta)
@@ -298,9 +298,9 @@ class ChronicumViewSet(ActaStreamMixin, PopMixin, StateMixin, BaseViewSet):
         # The answer has the request's shape: a replay of a batch by one object
         # gives its first actum, as services.record_actum does.
         if isinstance(request.data, list):
-            body = ActumSerializer(recorded, many=True).data
+            body: Any = [actum_wire(actum) for actum in recorded]
         else:
-            body = ActumSerializer(recorded[0]).data
+            body = actum_wire(recorded[0])
         if recorded.replayed:
             return Response(body, status=status.HTTP_200_OK, headers={REPLAYED: "true"})
         if not recorded:
