@@ -105,6 +105,13 @@ class BaseDialect:
             owned=owner,
             columns=self.columns(),
             a_columns=self.columns("a."),
+            fits=sql.FITS,
+            fitting_columns=", ".join(
+                f"CASE WHEN {sql.FITS} THEN r.{column} END"
+                if column in ("content", "data")
+                else "r." + column
+                for column in sql.ACTUM_COLUMNS
+            ),
             size=self.size(),
             a_size=self.size("a."),
             count=f"COALESCE(a.tokens, {self.estimate('a.')})",
@@ -183,7 +190,6 @@ class BaseDialect:
                 filters=where,
                 before=before,
                 limit="" if last_n is None else " LIMIT CAST(%(last_n)s AS BIGINT) + 1",
-                last_n="" if last_n is None else " AND r.w_n <= %(last_n)s",
                 w_before=before_seq,
             )
         else:
@@ -196,7 +202,8 @@ class BaseDialect:
                 limit="" if last_n is None else " LIMIT CAST(%(last_n)s AS BIGINT) + 1",
                 w_before=before_seq,
             )
-        budget = query.max_tokens is not None or query.max_bytes is not None
+        tokens = query.max_tokens is not None
+        within_bytes = not tokens and query.max_bytes is not None
 
         def page(rows: list[tuple[Any, ...]]) -> WindowPage | None:
             found, before_at = rows[0][0], rows[0][1]
@@ -205,9 +212,13 @@ class BaseDialect:
             if query.before is not None and before_at is None:
                 raise InvalidQuery(f"before={query.before!r} is not an actum of this chronicum")
             kept = [row[3:-1] for row in rows if row[-1] is not None]
-            if budget:
+            if tokens:
                 more = bool(kept) and bool(rows[0][2])
+            elif within_bytes and kept and not rows[-1][2]:
+                kept.pop()  # the first actum that did not fit: an older page exists
+                more = True
             else:
+                # (the extra row of LIMIT last_n + 1 says so)
                 more = last_n is not None and len(kept) > last_n
                 if more:
                     kept = kept[:last_n]

@@ -122,24 +122,26 @@ WINDOW = (
     ") w ON 1 = 1 ORDER BY w.w_seq DESC"
 )
 
-# With a byte budget (and a limit): the sizes of the newest acta first (no content or
-# data read), then only the acta that fit (the newest always), read whole. Whether an
-# older page exists: more rows sized than kept.
+# With a byte budget (and a limit): the plain window (the newest acta, up to the limit
+# + 1), with the running total of their sizes, newest first; of those, the acta that fit
+# (the newest always), then the first that does not (w_fits false, its content and data
+# not sent): an older page exists. The sizes are octet lengths (PostgreSQL: of content,
+# read without detoasting it), and the acta that do not fit are never sent whole: the
+# database sends about the budget, whatever the acta weigh.
 WINDOW_WITHIN_BYTES = (
-    "WITH s AS ("
-    "SELECT seq AS w_seq, {size} AS w_size FROM {acta}"
+    "SELECT o.w_found, o.w_before, {fits}, {fitting_columns}, r.w_seq FROM ("
+    + _FOUND
+    + ") o LEFT JOIN ("
+    "SELECT {columns}, w_seq, w_size,"
+    " SUM(w_size) OVER (ORDER BY w_seq DESC ROWS UNBOUNDED PRECEDING) AS w_used,"
+    " COUNT(*) OVER (ORDER BY w_seq DESC ROWS UNBOUNDED PRECEDING) AS w_n FROM ("
+    "SELECT {columns}, seq AS w_seq, {size} AS w_size FROM {acta}"
     " WHERE {chronicum_is} AND {owned}{{filters}}{{before}}"
     " ORDER BY chronicum_id DESC, seq DESC{{limit}}"
-    "), c AS ("
-    "SELECT w_seq FROM (SELECT w_seq, SUM(w_size) OVER (ORDER BY w_seq DESC ROWS UNBOUNDED"
-    " PRECEDING) AS w_used, ROW_NUMBER() OVER (ORDER BY w_seq DESC) AS w_n FROM s) r"
-    " WHERE (r.w_used <= %(max_bytes)s OR r.w_n = 1){{last_n}}"
-    ") SELECT o.w_found, o.w_before, (SELECT COUNT(*) FROM s) > (SELECT COUNT(*) FROM c),"
-    " w.* FROM (" + _FOUND + ") o LEFT JOIN ("
-    "SELECT {a_columns}, a.seq AS w_seq FROM {acta} a JOIN c"
-    " ON a.{chronicum_is} AND a.seq = c.w_seq"
-    ") w ON 1 = 1 ORDER BY w.w_seq DESC"
+    ") s) r ON r.w_n <= 2 OR r.w_used - r.w_size <= %(max_bytes)s ORDER BY r.w_seq DESC"
 )
+# Whether an actum of WINDOW_WITHIN_BYTES fits: within the budget, or the newest.
+FITS = "(r.w_used <= %(max_bytes)s OR r.w_n = 1)"
 
 # With a token budget: a walk back from the newest actum one index probe at a time,
 # with running sums of tokens and bytes, that stops one actum past the first that does
