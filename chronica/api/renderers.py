@@ -18,7 +18,10 @@ adds a few bytes a field, never a few bytes for each of the millions of values a
 
 from __future__ import annotations
 
+import functools
 import json
+import re
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,28 +89,73 @@ def _escaped(text: str) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
+# Each RawJSON is written by the encoder as a string that holds this process's secret
+# (never sent) and its number, which one pass then replaces with the RawJSON's text:
+# the value is encoded by one call of the C encoder, however many RawJSON it holds.
+_MARK = "\x00" + secrets.token_hex(16) + ":"
+_MARKED = re.compile(re.escape(json.dumps(_MARK, ensure_ascii=False))[:-1] + r'(\d+)"')
+
+
+class _Marking(encoders.JSONEncoder):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.raw: list[str] = []
+
+    def default(self, obj: Any) -> Any:
+        if isinstance(obj, RawJSON):
+            self.raw.append(obj.text)
+            return f"{_MARK}{len(self.raw) - 1}"
+        return super().default(obj)
+
+
 def dumps(value: Any, indent: int | None = None) -> str:
     """``value`` as DRF's JSONRenderer writes it, each ``RawJSON`` in it spliced in as
     it is (the text of a JSON value, compact even where ``indent`` indents the rest)."""
-    return _escaped(_text(value, indent, 0))
+    encoder = _Marking(
+        ensure_ascii=False,
+        allow_nan=False,
+        indent=indent,
+        separators=(",", ":") if indent is None else (",", ": "),
+    )
+    text = encoder.encode(value)
+    raw = encoder.raw
+    if raw:
+        text = _MARKED.sub(lambda found: raw[int(found.group(1))], text)
+    return _escaped(text)
+
+
+def _octets(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode())
 
 
 class JSONArray:
-    """A JSON array written one item at a time, as DRF's JSONRenderer writes a list of
-    them: each item's text, and the bytes the array of some of them takes, its brackets,
-    commas and indentation included, without writing it twice."""
+    """A JSON array of items, as DRF's JSONRenderer writes a list of them: its text,
+    written once, and its bytes; when it must be cut, each item's text and the bytes
+    the array of some of them takes, its brackets, commas and indentation included."""
 
     def __init__(self, items: list[Any], indent: int | None) -> None:
-        self.indent = indent
-        # Each item as it stands in the array, one level in.
-        self.texts = [_escaped(_text(item, indent, 1)) for item in items]
-        self.sizes = [len(t) if t.isascii() else len(t.encode()) for t in self.texts]
+        self.items, self.indent = items, indent
+        self.whole = dumps(items, indent)
+        #: The bytes of the whole array.
+        self.size = _octets(self.whole)
         # What the array adds: its brackets, and before every item but the first.
         self.brackets = 2 if indent is None else 4 + indent
         self.separator = 1 if indent is None else 2 + indent
 
+    @functools.cached_property
+    def texts(self) -> list[str]:
+        """Each item as it stands in the array, one level in."""
+        return [_escaped(_text(item, self.indent, 1)) for item in self.items]
+
+    @functools.cached_property
+    def sizes(self) -> list[int]:
+        """The bytes of each item in the array."""
+        return [_octets(text) for text in self.texts]
+
     def text(self, start: int = 0) -> RawJSON:
         """The array of the items from ``start`` on."""
+        if start == 0:
+            return RawJSON(self.whole)
         return RawJSON(_joined(self.texts[start:], "[]", self.indent, 0))
 
 

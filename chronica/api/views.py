@@ -272,7 +272,9 @@ class ChronicumViewSet(ActaStreamMixin, PopMixin, StateMixin, BaseViewSet):
         # The budget counts the bytes of the answer as it is sent: this representation,
         # its indent included.
         array = JSONArray(acta, answer_indent(request)) if raw else _measured(self, request, acta)
-        oldest = _oldest_within(array, budget)
+        # Mostly the whole array fits, which its size says at once.
+        fits = isinstance(array, JSONArray) and array.size <= budget
+        oldest = 0 if fits else _oldest_within(array, budget)
         if oldest:
             before = page.acta[oldest].id
         body: Any = acta[oldest:]
