@@ -164,8 +164,10 @@ class BaseViewSet(ViewSet):
 
     def get_throttles(self) -> list[Any]:
         throttles = list(super().get_throttles())
-        if AgentCredentialThrottle().get_rate() is not None:
-            throttles.append(AgentCredentialThrottle())
+        # One instance a request: a throttle reads its rate when it is made.
+        agent = AgentCredentialThrottle()
+        if agent.rate is not None:
+            throttles.append(agent)
         return throttles
 
     def get_authenticate_header(self, request: Request) -> str:
