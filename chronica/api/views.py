@@ -64,7 +64,7 @@ from .renderers import (
     raw_renderer,
     takes_raw,
 )
-from .serializers import ChronicumSerializer, actum_wire
+from .serializers import ChronicumSerializer, acta_wire, actum_wire
 from .state import StateMixin
 from .stream import STREAM, ActaStreamMixin
 
@@ -270,7 +270,7 @@ class ChronicumViewSet(ActaStreamMixin, PopMixin, StateMixin, BaseViewSet):
             owner, chronicum_id, **window, max_bytes=budget, raw_data=raw
         )
         before = page.next_before
-        acta = [actum_wire(actum) for actum in page.acta]
+        acta = acta_wire(page.acta)
         # The budget counts the bytes of the answer as it is sent: this representation,
         # its indent included.
         array = JSONArray(acta, answer_indent(request)) if raw else _measured(self, request, acta)
@@ -302,7 +302,7 @@ class ChronicumViewSet(ActaStreamMixin, PopMixin, StateMixin, BaseViewSet):
         # The answer has the request's shape: a replay of a batch by one object
         # gives its first actum, as services.record_actum does.
         if isinstance(request.data, list):
-            body: Any = [actum_wire(actum) for actum in recorded]
+            body: Any = acta_wire(recorded)
         else:
             body = actum_wire(recorded[0])
         if recorded.replayed:
