@@ -92,6 +92,9 @@ def _escaped(text: str) -> str:
 # Each RawJSON is written by the encoder as a string that holds this process's secret
 # (never sent) and its number, which one pass then replaces with the RawJSON's text:
 # the value is encoded by one call of the C encoder, however many RawJSON it holds.
+# No stored string can be taken for a mark: a mark starts with NUL, which chronica
+# refuses in every text and JSON value it stores (validation), and holds a secret
+# drawn when the process starts.
 _MARK = "\x00" + secrets.token_hex(16) + ":"
 _MARKED = re.compile(re.escape(json.dumps(_MARK, ensure_ascii=False))[:-1] + r'(\d+)"')
 
