@@ -29,3 +29,16 @@ def test_a_writer_waits_past_the_busy_timeout(held_write_lock):
 def test_inside_the_callers_transaction_the_error_is_the_callers(held_write_lock):
     with pytest.raises(OperationalError, match="locked"), transaction.atomic():
         services.record_actum(OWNER, scenario.booking_reply())
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_revoking_a_credential_waits_past_the_busy_timeout(request):
+    """Agents writing hard must not make revoke_credential fail with "locked"."""
+    issued = services.issue_credential(OWNER, "booking")
+    held_write_lock = request.getfixturevalue("held_write_lock")  # from here on
+    began = time.monotonic()
+    assert services.revoke_credential(issued.info.key_id)
+    assert held_write_lock.is_set()
+    assert time.monotonic() - began > 5
+    assert services.list_credentials(OWNER)[0].revoked_at is not None
