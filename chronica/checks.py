@@ -71,6 +71,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         ("AUTO_CREATE", "chronica.E015"),
         ("LISTEN_DATABASE", "chronica.E013"),
         ("AGENT_THROTTLE_RATE", "chronica.E017"),
+        ("OTEL_RECORD_CONTENT", "chronica.E018"),
     ):
         try:
             getattr(chronica_settings, name)

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "LISTEN_DATABASE": None,
     "READ_DATABASES": (),
     "AGENT_THROTTLE_RATE": "1000/min",
+    "OTEL_RECORD_CONTENT": False,
 }
 
 RETIRED: dict[str, str] = {
@@ -194,6 +195,17 @@ class ChronicaSettings:
             raise ImproperlyConfigured(
                 "CHRONICA['AGENT_THROTTLE_RATE'] must be a rate such as '1000/min', or None,"
                 f" not {value!r}"
+            )
+        return value
+
+    @property
+    def OTEL_RECORD_CONTENT(self) -> bool:
+        """Whether the OpenTelemetry spans of chronica's calls carry the content and
+        data of the acta they write or read (``gen_ai.memory.content``); ``False``: never."""
+        value = self._get("OTEL_RECORD_CONTENT")
+        if not isinstance(value, bool):
+            raise ImproperlyConfigured(
+                f"CHRONICA['OTEL_RECORD_CONTENT'] must be True or False, not {value!r}"
             )
         return value
 

@@ -31,6 +31,7 @@ from ..errors import (
     StateConflict,
     StoreUnsupported,
 )
+from ..telemetry import instrument
 from ..values import Actum, Recorded, StateChange
 from .base import TokenCounter, new_id
 from .credentials import (
@@ -132,6 +133,8 @@ class Chronicarius(Writing, Reading, Lifecycle, State, Following):
 
 
 Chronicarius.signal_sender = Chronicarius
+# One span per public call, here and only here (chronica.telemetry; chronica[otel]).
+instrument(Chronicarius)
 
 # -- the configured Chronicarius ------------------------------------------
 
