@@ -80,6 +80,7 @@ def _content(value: Any) -> str | None:
     """The acta (or actum) ``value`` holds, as JSON of their content and data."""
     from .values import Actum
 
+    value = getattr(value, "acta", value)  # an ActaPage: its window
     if isinstance(value, Actum):
         value = [value]
     if not isinstance(value, list | tuple) or not all(isinstance(a, Actum) for a in value):
@@ -144,8 +145,11 @@ def traced(method: _F) -> _F:
         conversation = _conversation_id(arguments, result)
         if conversation is not None:
             span.set_attribute("gen_ai.conversation.id", conversation)
-        if operation == _SEARCH and isinstance(result, list):
-            span.set_attribute("gen_ai.memory.search.result.count", len(result))
+        if operation == _SEARCH:
+            # A list, or a page of one (ActaPage.acta, ChronicaPage.chronica).
+            items = getattr(result, "acta", getattr(result, "chronica", result))
+            if isinstance(items, list):
+                span.set_attribute("gen_ai.memory.search.result.count", len(items))
         if _record_content():
             content = _content(result if operation != _UPDATE else None) or _content(
                 arguments.get("acta", arguments.get("actum"))

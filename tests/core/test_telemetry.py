@@ -136,6 +136,10 @@ class TestOneSpanPerCall:
         write, window = spans()
         assert SECRET in write.attributes["gen_ai.memory.content"]
         assert SECRET in window.attributes["gen_ai.memory.content"]
+        services.get_acta_page(OWNER, CHRONICUM)
+        page = spans()[-1]
+        assert page.attributes["gen_ai.memory.search.result.count"] == 1
+        assert SECRET in page.attributes["gen_ai.memory.content"]
 
     def test_an_error_is_an_error_span_and_the_same_exception(self, spans):
         with pytest.raises(ChronicumNotFound) as raised:
