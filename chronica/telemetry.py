@@ -29,7 +29,7 @@ try:
 except ImportError:  # chronica without the extra: no spans, and no cost
     _trace = None  # type: ignore[assignment]
 
-__all__ = ["OPERATIONS", "STORE_ID", "enabled", "traced"]
+__all__ = ["FRAMES", "OPERATIONS", "STORE_ID", "enabled", "instrument", "traced"]
 
 #: ``gen_ai.memory.store.id`` and ``gen_ai.provider.name`` of every span.
 STORE_ID = "chronica"
@@ -48,7 +48,6 @@ OPERATIONS: dict[str, str] = {
     "afollow": _SEARCH,
     "record_actum": _UPDATE,
     "record_acta": _UPDATE,
-    "record": _UPDATE,
     "create_chronicum": _UPDATE,
     "update_state": _UPDATE,
     "delete_chronicum": _DELETE,
@@ -56,6 +55,11 @@ OPERATIONS: dict[str, str] = {
 }
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+#: The frames a traced method's own ``warnings.warn`` must add to its ``stacklevel``
+#: to name its caller (the deprecated ``record`` and ``arecord`` are not traced: the
+#: ``record_acta`` they call is).
+FRAMES = 0 if _trace is None else 1
 
 # Set while a traced call runs: a call it makes (or its twin's thread, which copies
 # the context) is part of its span, not a second one.

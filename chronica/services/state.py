@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ChronicumNotFound
+from ..telemetry import FRAMES
 from ..validation.acta import check_state_changes
 from ..validation.identifiers import check_chronicum_id, check_identifier, check_owner
 from ..validation.queries import build_query
@@ -104,7 +105,7 @@ class State(ChronicariusBase):
                 "list_namespace(namespace, owner_id=...) is deprecated: call"
                 " list_namespace(owner_id, namespace), owner_id None for every owner",
                 DeprecationWarning,
-                stacklevel=2,
+                stacklevel=2 + FRAMES,  # past chronica.telemetry's span, if any
             )
             namespace, owner_id = owner_id, deprecated.pop("owner_id", None)
         if deprecated:

@@ -230,3 +230,17 @@ def test_chronica_works_without_opentelemetry():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+def test_a_deprecation_warning_still_names_the_caller(spans):
+    chronicarius = Chronicarius(InMemoryStore())
+    with pytest.warns(DeprecationWarning, match="list_namespace") as warned:
+        chronicarius.list_namespace("dinner", owner_id=OWNER)
+    assert warned[0].filename == __file__
+    with pytest.warns(DeprecationWarning, match="record") as warned:
+        chronicarius.record(OWNER, [actum()])
+    assert warned[0].filename == __file__
+    assert [span.attributes["chronica.method"] for span in spans()] == [
+        "list_namespace",
+        "record_acta",
+    ]
