@@ -26,9 +26,11 @@ demo: venv
 test: venv chromium pgbouncer
 	$(BIN)/python scripts/ci.py
 
-# The inner loop: the suite on SQLite without the slow and once-per-build tests.
+# The inner loop: the suite on SQLite without the slow and once-per-build tests and
+# without the ones that start servers and commands in processes of their own.
 test-fast: venv
-	PYTHONWARNINGS=error::DeprecationWarning CHRONICA_TEST_DB=sqlite $(BIN)/python -m pytest -q -m "not slow and not once" -p no:cacheprovider
+	PYTHONWARNINGS=error::DeprecationWarning CHRONICA_TEST_DB=sqlite $(BIN)/python -m pytest -q \
+		-m "not slow and not once" --ignore=tests/example --ignore=tests/commands -p no:cacheprovider
 
 # The documentation site (mkdocs.yml, docs/): `make docs` serves it at http://127.0.0.1:$(DOCS_PORT)
 # and rebuilds on every change; `make test` builds it with --strict (a broken link fails) and runs
