@@ -57,16 +57,20 @@ class Chronicum:
     last_activity_at: dt.datetime
 
 
-def _as_member(enum: type[StrEnum], value: object) -> object:
-    # A known string value becomes the enum member; anything else is kept as
-    # given so that Chronicarius can refuse it with InvalidActum.
-    if isinstance(value, enum):
-        return value
+def _by_value(enum: type[StrEnum]) -> dict[str, StrEnum]:
+    """An enum's members by their values (and by themselves: a member is its value)."""
+    return {member.value: member for member in enum}
+
+
+_KINDS = _by_value(ActumKind)
+_ACTOR_KINDS = _by_value(ActorKind)
+
+
+def _as_member(members: Mapping[str, StrEnum], value: object) -> object:
+    # A known string value becomes the enum member (``members``: :func:`_by_value`);
+    # anything else is kept as given so that Chronicarius can refuse it with InvalidActum.
     if isinstance(value, str):
-        try:
-            return enum(value)
-        except ValueError:
-            return value
+        return members.get(value, value)
     return value
 
 
@@ -98,8 +102,11 @@ class Actum:
     recorded_by: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", _as_member(ActumKind, self.kind))
-        object.__setattr__(self, "actor_kind", _as_member(ActorKind, self.actor_kind))
+        # A member as given (as a store hands them) is kept without a word.
+        if self.kind.__class__ is not ActumKind:
+            object.__setattr__(self, "kind", _as_member(_KINDS, self.kind))
+        if self.actor_kind.__class__ is not ActorKind:
+            object.__setattr__(self, "actor_kind", _as_member(_ACTOR_KINDS, self.actor_kind))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -237,6 +244,9 @@ class StateScope(StrEnum):
     NAMESPACE = "namespace"
 
 
+_SCOPES = _by_value(StateScope)
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class StateChange:
     """One change to one state document, made in the same transaction as a write.
@@ -260,7 +270,7 @@ class StateChange:
     expect: Mapping[str, JSON] | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scope", _as_member(StateScope, self.scope))
+        object.__setattr__(self, "scope", _as_member(_SCOPES, self.scope))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

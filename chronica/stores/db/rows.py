@@ -9,7 +9,7 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 
 from ...validation.jsondata import RawJSON, loads_data
-from ...values import Actum
+from ...values import ActorKind, Actum, ActumKind
 
 __all__ = ["acta_of", "utc"]
 
@@ -27,15 +27,21 @@ def utc(value: Any) -> dt.datetime:
     return value.astimezone(dt.UTC)  # type: ignore[no-any-return]
 
 
+# The members by their stored values: a row's kinds become members at a dict's cost.
+_KINDS: dict[str, ActumKind] = {member.value: member for member in ActumKind}
+_ACTOR_KINDS: dict[str, ActorKind] = {member.value: member for member in ActorKind}
+
+
 def acta_of(chronicum_id: str, rows: Iterable[Sequence[Any]], *, raw: bool = False) -> list[Actum]:
     """The acta of rows that selected ``sql.ACTUM_COLUMNS``, in the rows' order; with
     ``raw``, each one's ``data`` as its stored JSON text (``RawJSON``), not decoded."""
+    kinds, actor_kinds = _KINDS, _ACTOR_KINDS
     return [
         Actum(
             chronicum_id=chronicum_id,
             id=row[0],
-            kind=row[1],
-            actor_kind=row[2],
+            kind=kinds.get(row[1], row[1]),
+            actor_kind=actor_kinds.get(row[2], row[2]),
             actor=row[3],
             content=row[4],
             at=utc(row[5]),
