@@ -115,12 +115,15 @@ def forward(
 def end_backends(ports: list[int]) -> None:
     """End the server's backends of the forwarded connections, which the black hole
     left waiting (the test database is dropped at the end of the run, and nobody may be
-    connected to it then)."""
+    connected to it then). Only this test database's: another run on the same server
+    (make test's legs run at once) may have been given one of these ports since."""
     from tests.database import server_connection
 
     with server_connection() as admin:
         admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE client_port = ANY(%s)",
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE client_port = ANY(%s) AND datname = current_database()"
+            " AND pid <> pg_backend_pid()",
             [ports],
         )
 
