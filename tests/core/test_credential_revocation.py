@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import threading
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -115,6 +116,10 @@ def test_writers_racing_a_revocation_land_before_it_or_not_at_all():
                 try:
                     reply = scenario.booking_reply(f"held, {n}-{i}")
                     landed.append(agent.record_actum(OWNER, reply).id)
+                    # An agent between two writes: SQLite's lock is not fair, and four
+                    # writers in a tight loop could keep the revocation waiting until
+                    # they are done (it waits its turn: tests/stores/test_sqlite_locks.py).
+                    time.sleep(0.002)
                 except InvalidCredential:
                     refused.append(f"{n}-{i}")
                     return
