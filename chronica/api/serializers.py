@@ -121,15 +121,7 @@ class NewChronicumSerializer(serializers.Serializer[Any]):
     )
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
-        if not isinstance(data, Mapping):
-            raise _refused(
-                f'the body must be a JSON object, {{}} or {{"id": ...}}, not {json_type(data)}'
-            )
-        unknown = sorted(set(data) - set(self.fields))
-        if unknown:
-            raise _refused(
-                f"unknown field(s): {', '.join(unknown)} (the body takes: {', '.join(self.fields)})"
-            )
+        _check_body(data, self.fields, '{} or {"id": ...}')
         return super().to_internal_value(data)  # type: ignore[no-any-return]
 
     def validate_id(self, chronicum_id: Any) -> str | None:
@@ -415,15 +407,7 @@ class StateWriteSerializer(serializers.Serializer[Any]):
     )
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
-        if not isinstance(data, Mapping):
-            raise _refused(
-                f'the body must be a JSON object, {{"changes": [...]}}, not {json_type(data)}'
-            )
-        unknown = sorted(set(data) - set(self.fields))
-        if unknown:
-            raise _refused(
-                f"unknown field(s): {', '.join(unknown)} (the body takes: {', '.join(self.fields)})"
-            )
+        _check_body(data, self.fields, '{"changes": [...]}')
         return super().to_internal_value(data)  # type: ignore[no-any-return]
 
     def validate_create(self, create: Any) -> bool:
@@ -453,6 +437,17 @@ class ErrorSerializer(serializers.Serializer[Any]):
     """Every error answer: what is wrong, in `detail`."""
 
     detail = serializers.CharField(read_only=True)
+
+
+def _check_body(data: Any, fields: Mapping[str, Any], example: str) -> None:
+    """A request body: a JSON object (``example`` shows one) of ``fields`` only."""
+    if not isinstance(data, Mapping):
+        raise _refused(f"the body must be a JSON object, {example}, not {json_type(data)}")
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise _refused(
+            f"unknown field(s): {', '.join(unknown)} (the body takes: {', '.join(fields)})"
+        )
 
 
 def _refused(message: str) -> ValidationError:
