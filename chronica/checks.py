@@ -83,15 +83,16 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
     return errors
 
 
-def _check_read_databases() -> list[Error]:
+def _check_read_databases() -> list[CheckMessage]:
     """E016: READ_DATABASES is not a list of aliases; E014: an alias that DATABASES
     lacks, or one that is not PostgreSQL (read-your-writes asks the replica how far
-    it has replayed the primary's WAL)."""
+    it has replayed the primary's WAL); W006: replicas named, but no router of
+    chronica's in DATABASE_ROUTERS to send reads to them."""
     try:
         aliases = chronica_settings.READ_DATABASES
     except ImproperlyConfigured as exc:
         return [Error(str(exc), id="chronica.E016")]
-    errors: list[Error] = []
+    errors: list[CheckMessage] = []
     for alias in aliases:
         database = settings.DATABASES.get(alias)
         if database is None:
@@ -111,7 +112,25 @@ def _check_read_databases() -> list[Error]:
                     id="chronica.E014",
                 )
             )
+    if aliases and not errors and not _routed():
+        errors.append(
+            Warning(
+                "CHRONICA['READ_DATABASES'] names replicas, but DATABASE_ROUTERS does not"
+                " list chronica's router: every read stays on the primary.",
+                hint='Add "chronica.routers.ReplicaRouter" to DATABASE_ROUTERS.',
+                id="chronica.W006",
+            )
+        )
     return errors
+
+
+def _routed() -> bool:
+    """``chronica.routers.ReplicaRouter`` (or a subclass) is among Django's routers."""
+    from django.db import router
+
+    from .routers import ReplicaRouter
+
+    return any(isinstance(each, ReplicaRouter) for each in router.routers)
 
 
 @register(Tags.compatibility)

@@ -8,4 +8,5 @@ import os
 from .settings import *  # noqa: F403
 
 DATABASES = json.loads(os.environ["CHRONICA_CLUSTER_DATABASES"])
+DATABASE_ROUTERS = ["chronica.routers.ReplicaRouter"]
 CHRONICA = {"READ_DATABASES": json.loads(os.environ.get("CHRONICA_CLUSTER_READ", "[]"))}

@@ -24,6 +24,7 @@ from .. import scenario
 from ..scenario import CHRONICUM, OWNER
 
 REPLICA = ["replica"] if "replica" in settings.DATABASES else []  # PostgreSQL runs only
+ROUTERS = ["chronica.routers.ReplicaRouter"]
 
 
 def chronica_checks():
@@ -72,7 +73,7 @@ def test_a_read_after_a_write_never_goes_to_a_replica_that_has_not_replayed_it(m
 
         return wrapper
 
-    with override_settings(CHRONICA={"READ_DATABASES": ["replica"]}):
+    with override_settings(CHRONICA={"READ_DATABASES": ["replica"]}, DATABASE_ROUTERS=ROUTERS):
         # No write of this process yet: the replica answers.
         with connections["replica"].execute_wrapper(on("replica")):
             assert services.list_chronica(OWNER) == []
@@ -126,7 +127,7 @@ def test_the_apis_window_reads_from_a_replica_as_the_docs_say(monkeypatch, ardia
         return execute(sql, params, many, context)
 
     with (
-        override_settings(CHRONICA={"READ_DATABASES": ["replica"]}),
+        override_settings(CHRONICA={"READ_DATABASES": ["replica"]}, DATABASE_ROUTERS=ROUTERS),
         connections["replica"].execute_wrapper(seen),
     ):
         answer = client.get(f"/api/chronica/{CHRONICUM}/acta/?last_n=3")
@@ -134,3 +135,70 @@ def test_the_apis_window_reads_from_a_replica_as_the_docs_say(monkeypatch, ardia
     assert [a["id"] for a in answer.json()] == [a.id for a in written[-3:]]
     assert replicas.stats == {"replica": 1, "primary": 0}
     assert [sql for sql in sent if "FROM acta" in sql], sent
+
+
+def test_replicas_without_chronicas_router_are_chronica_W006(monkeypatch):
+    """Named replicas and no router of chronica's: reads would all stay on the primary."""
+    monkeypatch.setitem(settings.DATABASES, "far", {"ENGINE": "django.db.backends.postgresql"})
+    with override_settings(CHRONICA={"READ_DATABASES": ["far"]}):
+        assert chronica_checks() == ["chronica.W006"]
+    with override_settings(CHRONICA={"READ_DATABASES": ["far"]}, DATABASE_ROUTERS=ROUTERS):
+        assert chronica_checks() == []
+
+
+def test_the_router_speaks_only_for_chronicas_models():
+    from django.contrib.auth.models import User
+
+    from chronica import models
+    from chronica.routers import ReplicaRouter
+
+    with override_settings(CHRONICA={"READ_DATABASES": REPLICA or ["default"]}):
+        assert ReplicaRouter().db_for_read(User) is None
+        assert not hasattr(ReplicaRouter, "db_for_write")  # writes: the other routers'
+    with override_settings(CHRONICA={"READ_DATABASES": []}):
+        assert ReplicaRouter().db_for_read(models.Actum) is None
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", *REPLICA])
+def test_without_the_router_every_read_stays_on_the_primary(monkeypatch):
+    if connection.vendor != "postgresql":
+        pytest.skip("read replicas are PostgreSQL's: this run is on SQLite")
+    monkeypatch.setattr(replicas, "stats", {"replica": 0, "primary": 0})
+    sent: list[str] = []
+
+    def seen(execute, sql, params, many, context):
+        sent.append(sql)
+        return execute(sql, params, many, context)
+
+    with (
+        override_settings(CHRONICA={"READ_DATABASES": ["replica"]}),
+        connections["replica"].execute_wrapper(seen),
+    ):
+        assert services.list_chronica(OWNER) == []
+    assert sent == []
+    assert replicas.stats == {"replica": 0, "primary": 0}
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", *REPLICA])
+def test_the_orms_reads_of_chronicas_models_keep_read_your_writes(monkeypatch):
+    """The admin and a project's own queries read chronica's models through the router: to
+    the replica while this process has written nothing, to the primary after a write the
+    replica has not replayed."""
+    if connection.vendor != "postgresql":
+        pytest.skip("read replicas are PostgreSQL's: this run is on SQLite")
+    from django.db import router
+
+    from chronica import models
+
+    monkeypatch.setattr(replicas, "_written", {})
+    monkeypatch.setattr(replicas, "_replayed", {})
+    monkeypatch.setattr(replicas, "stats", {"replica": 0, "primary": 0})
+    with override_settings(CHRONICA={"READ_DATABASES": ["replica"]}, DATABASE_ROUTERS=ROUTERS):
+        assert router.db_for_read(models.Actum) == "replica"
+        assert models.Actum.objects.all()._db is None  # routed when it runs
+        services.record_acta(OWNER, scenario.acta())
+        assert router.db_for_read(models.Actum) == "default"
+        assert models.Actum.objects.filter(chronicum_id=CHRONICUM).count() == len(scenario.SEVEN)
+        from django.contrib.auth.models import User
+
+        assert router.db_for_read(User) == "default"  # not chronica's: not ours to route

@@ -18,7 +18,7 @@ The floors, lowest first; a module may import its own floor and the ones below:
 4. services: ``services``, the one door to the rules.
 5. edges: ``api``, ``admin``, ``management``, ``integrations``, ``owners`` (users and
    owner IDs, for the admin and the commands), and Django's wiring: ``apps``,
-   ``checks``, ``migrations``.
+   ``checks``, ``routers``, ``migrations``.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ FLOORS: dict[str, int] = {
     "chronica.integrations": 5,
     "chronica.apps": 5,
     "chronica.checks": 5,
+    "chronica.routers": 5,
     "chronica.migrations": 5,
 }
 

@@ -78,14 +78,15 @@ class DjangoStore(BaseStore):
         found: Callable[[_T], bool] = lambda _answer: True,
     ) -> _T:
         """One read, ``make(dialect, connection)``: its statement and what turns its rows
-        into the answer. On a replica of ``CHRONICA["READ_DATABASES"]`` that has replayed
-        this process's writes, else on the primary; on the primary too when the replica
+        into the answer. Where the routers send it (``chronica.routers.ReplicaRouter``: a
+        replica of ``CHRONICA["READ_DATABASES"]`` that has replayed this process's writes),
+        else on the primary; on the primary too when the replica
         fails, or does not find (``found``) what the read asked for (it may not have
         replayed its creation yet)."""
         primary = self.alias
-        if replicas.read_aliases():
-            alias = replicas.choose(primary)
-            if alias != primary:
+        if replicas.read_aliases() and self.using is None:
+            alias = router.db_for_read(models.Chronicum) or primary
+            if alias != primary and alias in replicas.read_aliases():
                 replica = connections[alias]
                 try:
                     answered = self._run(replica, make)
