@@ -20,13 +20,13 @@ from .database import OWNER
 from .timing import median, paired_ratio
 
 if TYPE_CHECKING:
-    from .cases import Row
+    from .report import Row
 
 CHRONICUM = "bench-1k"
 
 
 def async_path(*, ops: int = 100, n_rounds: int = 11) -> list[Row]:
-    from .cases import Row, _ops
+    from .report import Row, rate
 
     async def sync_side() -> float:
         start = time.perf_counter()
@@ -64,8 +64,8 @@ def async_path(*, ops: int = 100, n_rounds: int = 11) -> list[Row]:
         Row(
             "13 asyncio",
             "await aget_acta(last_n=20), 1k acta, one task; baseline: get_acta called directly",
-            _ops(median(got["async"])),
-            "get_acta: " + _ops(median(got["sync"])),
+            rate(median(got["async"])),
+            "get_acta: " + rate(median(got["sync"])),
             f"{ratio:.2f}x the time",
         )
     ]
@@ -78,8 +78,8 @@ if __name__ == "__main__":
     import django
 
     django.setup()
-    from .__main__ import table
     from .database import ensure_database
+    from .report import table
 
     ensure_database()
     print(table(async_path()))

@@ -175,7 +175,7 @@ def measure(
 
 
 def run() -> list:  # type: ignore[type-arg]
-    from .cases import Row, _met
+    from .report import Row, met
 
     rows = []
     for accept, asked in (("application/json", "JSON"), ("text/html", "browsable API")):
@@ -188,7 +188,7 @@ def run() -> list:  # type: ignore[type-arg]
                 "",
                 "",
                 "< +256 MB",
-                _met(got["rss_rise_mb"] < 256),
+                met(got["rss_rise_mb"] < 256),
             ),
             Row(
                 "16 attack",
@@ -197,7 +197,7 @@ def run() -> list:  # type: ignore[type-arg]
                 "",
                 "",
                 "< 1 s",
-                _met(got["other_user_s"] < 1),
+                met(got["other_user_s"] < 1),
             ),
             Row(
                 "16 attack",

@@ -24,8 +24,8 @@ from chronica import ActorKind, Actum, ActumKind, ChronicumNotFound, services
 from chronica.services import AgentIdentity, Chronicarius, OwnerIdentity
 from chronica.stores.db import DjangoStore
 
-from .cases import DEFAULTS, NOWAIT, Row
 from .database import OWNER
+from .report import DEFAULTS, NOWAIT, Row
 from .timing import median, paired_ratio, rounds
 
 CASE = "17 attested"

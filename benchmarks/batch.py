@@ -12,9 +12,9 @@ from chronica import Actum, services
 from chronica.services import Chronicarius
 from chronica.stores.db import DjangoStore
 
-from .cases import DEFAULTS, NOWAIT, PREPARED, Row, _message, _met
-from .database import OWNER
+from .database import OWNER, human_message
 from .floor import Floor
+from .report import DEFAULTS, NOWAIT, PREPARED, Row, met
 from .timing import median, paired_ratio, rounds
 
 SIZE = 10
@@ -26,7 +26,7 @@ def batch(floor: Floor, conninfo: str, *, ops: int, n_rounds: int) -> list[Row]:
     count = itertools.count()
 
     def ten(chronicum_id: str) -> list[Actum]:
-        return [_message(chronicum_id, next(count)) for _ in range(SIZE)]
+        return [human_message(chronicum_id, next(count)) for _ in range(SIZE)]
 
     def batch_op(chronicarius: Chronicarius, chronicum_id: str) -> Callable[[], object]:
         return lambda: chronicarius.record_acta(OWNER, ten(chronicum_id))
@@ -89,7 +89,7 @@ def batch(floor: Floor, conninfo: str, *, ops: int, n_rounds: int) -> list[Row]:
                 f"{SIZE} calls: {acta_s('single')}",
                 f"{vs_single:.2f}",
                 "" if how else ">= 5",
-                "" if how else _met(vs_single >= 5),
+                "" if how else met(vs_single >= 5),
             ),
             Row(
                 "6 batch",
@@ -98,7 +98,7 @@ def batch(floor: Floor, conninfo: str, *, ops: int, n_rounds: int) -> list[Row]:
                 f"floor: {acta_s('floor')}",
                 f"{vs_floor:.2f}",
                 "" if how else ">= 0.80",
-                "" if how else _met(vs_floor >= 0.8),
+                "" if how else met(vs_floor >= 0.8),
             ),
             Row(
                 "6 batch",

@@ -24,18 +24,14 @@ from langchain_postgres import PostgresChatMessageHistory
 from chronica import services
 from chronica.tokens import content_tokens
 
-from .cases import Row, _met
 from .database import OWNER, conninfo
+from .report import Row, met, us
 from .timing import median, paired_ratio, rounds
 
 BUDGET = 8000
 HISTORY = "bench-10k"
 LANGCHAIN_TABLE = "langchain_chat_history"
 LANGCHAIN_SESSION = str(uuid.uuid5(uuid.NAMESPACE_URL, "chronica-bench/" + HISTORY))
-
-
-def _us(ops_per_s: float) -> str:
-    return f"{1e6 / ops_per_s:,.0f} µs"
 
 
 def growth(*, ops: int, n_rounds: int) -> tuple[list[Row], str]:
@@ -51,8 +47,8 @@ def growth(*, ops: int, n_rounds: int) -> tuple[list[Row], str]:
         Row(
             "7 budget",
             f"get_acta(max_tokens={BUDGET}), {label} acta ({kept[label]} kept)",
-            _us(median(got[label])),
-            "" if label == "1k" else f"1k: {_us(median(got['1k']))}",
+            us(median(got[label])),
+            "" if label == "1k" else f"1k: {us(median(got['1k']))}",
         )
         for label in sizes
     ]
@@ -71,13 +67,13 @@ def growth(*, ops: int, n_rounds: int) -> tuple[list[Row], str]:
             f"latency max_tokens={BUDGET}, 1M / 1k",
             ratio=f"{ratio:.2f}",
             target="<= 1.30",
-            met=_met(ratio <= 1.3),
+            met=met(ratio <= 1.3),
         ),
         Row(
             "7 budget",
             "budget plan: index probes only, no Seq Scan",
             target="index",
-            met=_met("Seq Scan" not in plan and "acta_chronicum_seq" in plan),
+            met=met("Seq Scan" not in plan and "acta_chronicum_seq" in plan),
         ),
     ]
     return rows, plan
@@ -152,7 +148,7 @@ def langchain(*, n_rounds: int) -> list[Row]:
             "7 budget",
             f"max_tokens={BUDGET} on 10k messages ({len(ours)} kept), vs langchain-postgres"
             " get_messages + trim_messages",
-            _us(median(got["chronica"])),
+            us(median(got["chronica"])),
             f"langchain: {lc}",
             f"{speedup:,.0f}x",
         ),

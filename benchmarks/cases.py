@@ -21,8 +21,9 @@ from chronica import ActorKind, Actum, ActumKind, services
 from chronica.services import Chronicarius
 from chronica.stores.db import DjangoStore
 
-from .database import OWNER
+from .database import OWNER, human_message
 from .floor import Floor
+from .report import DEFAULTS, NOWAIT, PREPARED, Row, met, rate
 from .timing import median, paired_ratio, rounds
 
 SESSIONS = {
@@ -49,35 +50,6 @@ SESSIONS = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
-class Row:
-    case: str
-    measure: str
-    chronica: str = ""
-    baseline: str = ""
-    ratio: str = ""
-    target: str = ""
-    met: str = ""
-
-
-def _met(ok: bool) -> str:
-    return "yes" if ok else "NO"
-
-
-def _ops(value: float) -> str:
-    return f"{value:,.0f} ops/s"
-
-
-def _message(chronicum_id: str, n: int) -> Actum:
-    return Actum(
-        chronicum_id=chronicum_id,
-        kind=ActumKind.MESSAGE,
-        actor_kind=ActorKind.HUMAN,
-        actor="ardian",
-        content=f"table for four at eight? ({n})",
-    )
-
-
 def _against_floor(
     case: str,
     what: str,
@@ -96,19 +68,14 @@ def _against_floor(
             Row(
                 case,
                 f"{what}, {label}",
-                _ops(median(got[label])),
-                "floor: " + _ops(median(got["floor"])),
+                rate(median(got[label])),
+                "floor: " + rate(median(got["floor"])),
                 f"{ratio:.2f}",
                 ">= 0.80" if targets else "",
-                _met(ratio >= 0.8) if targets else "",
+                met(ratio >= 0.8) if targets else "",
             )
         )
     return rows
-
-
-DEFAULTS = "Django's defaults"
-PREPARED = "prepared statements on"
-NOWAIT = "no wait for the disk"
 
 
 def record(floor: Floor, conninfo: str, *, ops: int, n_rounds: int) -> list[Row]:
@@ -122,9 +89,9 @@ def record(floor: Floor, conninfo: str, *, ops: int, n_rounds: int) -> list[Row]
 
     def recorder(using: str | None, chronicum_id: str) -> Callable[[], object]:
         if using is None:
-            return lambda: services.record_actum(OWNER, _message(chronicum_id, next(count)))
+            return lambda: services.record_actum(OWNER, human_message(chronicum_id, next(count)))
         chronicarius = Chronicarius(DjangoStore(using=using))
-        return lambda: chronicarius.record_actum(OWNER, _message(chronicum_id, next(count)))
+        return lambda: chronicarius.record_actum(OWNER, human_message(chronicum_id, next(count)))
 
     def floor_op(floor: Floor, chronicum_id: str) -> Callable[[], object]:
         def op() -> object:
@@ -204,11 +171,11 @@ def window(floor: Floor, *, ops: int, n_rounds: int) -> list[Row]:
                 Row(
                     "2 window",
                     f"get_acta(last_n=20, kinds=[message]) on 10k, {label}",
-                    _ops(median(got[label])),
-                    f"floor, {name}: " + _ops(median(got[name])),
+                    rate(median(got[label])),
+                    f"floor, {name}: " + rate(median(got[name])),
                     f"{ratio:.2f}",
                     f">= {target:.2f}" if target else "",
-                    _met(ratio >= target) if target else "",
+                    met(ratio >= target) if target else "",
                 )
             )
     return rows
@@ -242,13 +209,11 @@ def growth(*, ops: int, n_rounds: int) -> tuple[list[Row], str]:
             "latency 1M / 1k",
             ratio=f"{ratio:.2f}",
             target="<= 1.30",
-            met=_met(ratio <= 1.3),
+            met=met(ratio <= 1.3),
         )
     )
     rows.append(
-        Row(
-            "3 growth", "window plan uses (chronicum_id, seq)", target="index", met=_met(uses_index)
-        )
+        Row("3 growth", "window plan uses (chronicum_id, seq)", target="index", met=met(uses_index))
     )
     return rows, plan
 
@@ -321,7 +286,7 @@ def concurrency(conninfo: str, *, ops: int, reps: int, threads: int = 8) -> list
                 return
             cid = f"bench-conc-{i if spread else 0}"
             for _ in range(ops):
-                services.record_actum(OWNER, _message(cid, next(count)))
+                services.record_actum(OWNER, human_message(cid, next(count)))
 
         return work
 
@@ -355,8 +320,8 @@ def concurrency(conninfo: str, *, ops: int, reps: int, threads: int = 8) -> list
             Row(
                 "4 concurrency",
                 f"record_actum, {label}" if spread else f"record_actum, {threads} threads, {label}",
-                _ops(median(ours)),
-                "floor: " + _ops(median(theirs)),
+                rate(median(ours)),
+                "floor: " + rate(median(theirs)),
                 f"{ratio:.2f}",
             )
         )
@@ -394,7 +359,7 @@ def memory() -> list[Row]:
             "1M rise - 1k rise",
             f"{diff_mib:+.1f} MiB",
             target="<= 4 MiB",
-            met=_met(diff_mib <= 4),
+            met=met(diff_mib <= 4),
         ),
         Row("5 memory", "control: get_acta() all of 100k acta", fmt(control)),
     ]
@@ -407,7 +372,7 @@ def estimate() -> list[Row]:
 
     from chronica.tokens import estimate_tokens
 
-    message = _message("dinner-friday", 1)
+    message = human_message("dinner-friday", 1)
     samples = {
         f"a message of {len(message.content.encode())} B": message,
         "a message of 4 KiB": dataclasses.replace(message, content="table for four? " * 256),

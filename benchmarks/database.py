@@ -6,6 +6,8 @@ would take most of the run, and the point is to read them, not to write them.
 
 from __future__ import annotations
 
+import os
+import platform
 from typing import Any
 
 import psycopg
@@ -13,8 +15,22 @@ from django.conf import settings
 from django.core.management import call_command
 from psycopg import sql
 
+from chronica import ActorKind, Actum, ActumKind
+
 OWNER = "ardian"
 """Every benchmark chronicum with acta belongs to ardian, as in the dinner-friday scenario."""
+
+
+def human_message(chronicum_id: str, n: int) -> Actum:
+    """The person's n-th message in a benchmark chronicum."""
+    return Actum(
+        chronicum_id=chronicum_id,
+        kind=ActumKind.MESSAGE,
+        actor_kind=ActorKind.HUMAN,
+        actor=OWNER,
+        content=f"table for four at eight? ({n})",
+    )
+
 
 LISTED = {"rafa": 10_000, "sam": 10}
 """Owners of the listing case and their number of chronica, among LISTING_TOTAL."""
@@ -119,3 +135,43 @@ def server_version() -> str:
     with psycopg.connect(conninfo(), autocommit=True) as conn:
         row = conn.execute("SHOW server_version").fetchone()
     return str(row[0]) if row else "?"
+
+
+def sqlalchemy_url() -> str:
+    """The benchmark database as SQLAlchemy names it (the baselines of cases 11 and 15)."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    return f"postgresql+psycopg://{auth}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def machine() -> str:
+    """One line naming the machine the figures came from."""
+    import django
+    import psycopg
+    from django.conf import settings
+
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next(line.split(":", 1)[1].strip() for line in info if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    db = settings.DATABASES["default"]
+    if getattr(settings, "BENCH_DB", "postgres") == "sqlite":
+        import sqlite3
+
+        database = f"SQLite {sqlite3.sqlite_version} ({db['NAME']})"
+    else:
+        database = f"PostgreSQL {server_version()} on {db['HOST']}:{db['PORT']}"
+    try:
+        load = "load average {:.1f} {:.1f} {:.1f}".format(*os.getloadavg())
+    except OSError:
+        load = "load average ?"
+    return (
+        f"{cpu}, {os.cpu_count()} CPUs, {mem:.0f} GiB, {load}; {database};"
+        f" Python {platform.python_version()}, Django {django.__version__},"
+        f" psycopg {psycopg.__version__} ({psycopg.pq.__impl__})"
+    )

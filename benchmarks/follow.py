@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .cases import Row
+    from .report import Row
 
 ROOT = Path(__file__).resolve().parent.parent
 OWNER = "ardian"
@@ -34,7 +34,7 @@ WRITES = 200
 PAUSE = 0.02  # seconds between two writes
 
 
-def _message(n: int) -> Any:
+def follow_message(n: int) -> Any:
     from chronica import Actum
 
     return Actum(
@@ -55,19 +55,19 @@ def _write(n: int, pause: float) -> None:
 
     done = []
     for i in range(n):
-        actum = services.record_actum(OWNER, _message(i))
+        actum = services.record_actum(OWNER, follow_message(i))
         done.append((actum.id, time.perf_counter()))
         time.sleep(pause)
     print(json.dumps(done), flush=True)
 
 
-def _writer(n: int = WRITES, pause: float = PAUSE) -> subprocess.Popen[str]:
+def start_writer(n: int = WRITES, pause: float = PAUSE) -> subprocess.Popen[str]:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "benchmarks.settings"}
     command = [sys.executable, "-m", "benchmarks.follow", "--write", str(n), str(pause)]
     return subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE, text=True)
 
 
-def _written(writer: subprocess.Popen[str]) -> dict[str, float]:
+def written_times(writer: subprocess.Popen[str]) -> dict[str, float]:
     out, _ = writer.communicate(timeout=300)
     if writer.returncode:
         raise SystemExit("the benchmark's writer failed")
@@ -148,7 +148,7 @@ def _serve(port: int) -> None:
     uvicorn.run(get_asgi_application(), host="127.0.0.1", port=port, log_level="warning")
 
 
-def _server() -> tuple[subprocess.Popen[str], int]:
+def start_server() -> tuple[subprocess.Popen[str], int]:
     import socket
 
     with socket.socket() as probe:
@@ -172,7 +172,7 @@ def _server() -> tuple[subprocess.Popen[str], int]:
 # -- the followers ----------------------------------------------------------------
 
 
-async def _afollowers_and_writer(after: str) -> tuple[list[dict[str, float]], dict[str, float]]:
+async def afollowers_and_writer(after: str) -> tuple[list[dict[str, float]], dict[str, float]]:
     from chronica import services
 
     async def follower() -> dict[str, float]:
@@ -185,10 +185,10 @@ async def _afollowers_and_writer(after: str) -> tuple[list[dict[str, float]], di
 
     tasks = [asyncio.ensure_future(follower()) for _ in range(FOLLOWERS)]
     await asyncio.sleep(1)  # every follower in place, and the listener's lock taken
-    writer = _writer()
+    writer = start_writer()
     async with asyncio.timeout(300):
         seen = await asyncio.gather(*tasks)
-    return seen, await asyncio.to_thread(_written, writer)
+    return seen, await asyncio.to_thread(written_times, writer)
 
 
 async def _sse_clients(port: int, after: str) -> list[dict[str, float]]:
@@ -211,12 +211,12 @@ async def _sse_clients(port: int, after: str) -> list[dict[str, float]]:
     return await asyncio.gather(*(client() for _ in range(FOLLOWERS)))
 
 
-def _latencies(seen: list[dict[str, float]], written: dict[str, float]) -> list[float]:
+def follow_latencies(seen: list[dict[str, float]], written: dict[str, float]) -> list[float]:
     return [(at - written[actum_id]) * 1000 for got in seen for actum_id, at in got.items()]
 
 
 def _row(what: str, latencies: list[float]) -> Row:
-    from .cases import Row, _met
+    from .report import Row, met
 
     p50 = statistics.median(latencies)
     p99 = statistics.quantiles(latencies, n=100)[98]
@@ -225,7 +225,7 @@ def _row(what: str, latencies: list[float]) -> Row:
         what,
         f"p50 {p50:.1f} ms, p99 {p99:.1f} ms",
         target="p99 <= 50 ms",
-        met=_met(p99 <= 50),
+        met=met(p99 <= 50),
     )
 
 
@@ -235,24 +235,26 @@ def follow() -> list[Row]:
 
     from chronica import services
 
-    first = services.record_actum(OWNER, _message(-1))
+    first = services.record_actum(OWNER, follow_message(-1))
     connections.close_all()
 
-    seen, written = asyncio.run(_afollowers_and_writer(first.id))
-    rows = [_row(f"commit -> afollow yield, {FOLLOWERS} followers", _latencies(seen, written))]
+    seen, written = asyncio.run(afollowers_and_writer(first.id))
+    rows = [
+        _row(f"commit -> afollow yield, {FOLLOWERS} followers", follow_latencies(seen, written))
+    ]
 
-    last = services.record_actum(OWNER, _message(-2))
+    last = services.record_actum(OWNER, follow_message(-2))
     connections.close_all()
-    server, port = _server()
+    server, port = start_server()
     try:
 
         async def over_http() -> tuple[list[dict[str, float]], dict[str, float]]:
             clients = asyncio.ensure_future(_sse_clients(port, last.id))
             await asyncio.sleep(1)
-            writer = _writer()
+            writer = start_writer()
             async with asyncio.timeout(300):
                 got = await clients
-            return got, await asyncio.to_thread(_written, writer)
+            return got, await asyncio.to_thread(written_times, writer)
 
         seen, written = asyncio.run(over_http())
     finally:
@@ -261,7 +263,7 @@ def follow() -> list[Row]:
     rows.append(
         _row(
             f"commit -> SSE event, {FOLLOWERS} clients of one uvicorn process",
-            _latencies(seen, written),
+            follow_latencies(seen, written),
         )
     )
     return rows
@@ -279,8 +281,8 @@ elif __name__ == "__main__":
     import django
 
     django.setup()
-    from .__main__ import table
     from .database import ensure_database
+    from .report import table
 
     ensure_database()
     print(table(follow()))

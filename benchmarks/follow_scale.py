@@ -32,16 +32,16 @@ from .follow import (
     FOLLOWERS,
     OWNER,
     ROOT,
-    _afollowers_and_writer,
-    _latencies,
-    _message,
-    _server,
-    _writer,
-    _written,
+    afollowers_and_writer,
+    follow_latencies,
+    follow_message,
+    start_server,
+    start_writer,
+    written_times,
 )
 
 if TYPE_CHECKING:
-    from .cases import Row
+    from .report import Row
 
 STREAMS = int(os.environ.get("CHRONICA_BENCH_STREAMS", "1000"))
 SECONDS = int(os.environ.get("CHRONICA_BENCH_SECONDS", "30"))
@@ -63,10 +63,10 @@ def _latency_here() -> None:
 
     from chronica import services
 
-    first = services.record_actum(OWNER, _message(-1))
+    first = services.record_actum(OWNER, follow_message(-1))
     connections.close_all()
-    seen, written = asyncio.run(_afollowers_and_writer(first.id))
-    print(json.dumps(_percentiles(_latencies(seen, written))), flush=True)
+    seen, written = asyncio.run(afollowers_and_writer(first.id))
+    print(json.dumps(_percentiles(follow_latencies(seen, written))), flush=True)
 
 
 def _latency(env: dict[str, str]) -> tuple[float, float]:
@@ -90,7 +90,7 @@ def pooler() -> list[Row]:
 
     from tests.pgbouncer import WHY_MISSING, binary, pgbouncer
 
-    from .cases import Row, _met
+    from .report import Row, met
 
     direct_url = settings.PG_URL  # type: ignore[misc]
     d50, d99 = _latency({})
@@ -116,7 +116,7 @@ def pooler() -> list[Row]:
             f"direct: p50 {d50:.1f} ms",
             f"{ratio:.2f}",
             "<= 2.0, p50 < 20 ms",
-            _met(ratio <= 2.0 and p50 < 20),
+            met(ratio <= 2.0 and p50 < 20),
         )
     )
     return rows
@@ -205,11 +205,11 @@ def streams() -> list[Row]:
 
     from chronica import services
 
-    from .cases import Row, _met
+    from .report import Row, met
 
-    first = services.record_actum(OWNER, _message(-3))
+    first = services.record_actum(OWNER, follow_message(-3))
     connections.close_all()
-    server, port = _server()
+    server, port = start_server()
     rows = []
     try:
 
@@ -217,13 +217,13 @@ def streams() -> list[Row]:
             clients = await _open(port, first.id, STREAMS)
             await asyncio.sleep(5)  # every stream started
             peak, threads, conns = 0, 0, 0
-            writer = _writer(SECONDS, 1.0)
+            writer = start_writer(SECONDS, 1.0)
             for _ in range(SECONDS):
                 await asyncio.sleep(1)
                 threads = _threads(server.pid)
                 peak = max(peak, threads)
                 conns = max(conns, await asyncio.to_thread(_connections))
-            written = await asyncio.to_thread(_written, writer)
+            written = await asyncio.to_thread(written_times, writer)
             await asyncio.sleep(3)  # the last write's events
             await _close(clients)
             return clients, written, peak, threads, conns
@@ -244,7 +244,7 @@ def streams() -> list[Row]:
                 "main: 418 aborted, 1,002 threads",
                 "",
                 "0 aborted, threads << streams",
-                _met(aborted == 0 and missed == 0 and threads < STREAMS / 10),
+                met(aborted == 0 and missed == 0 and threads < STREAMS / 10),
             )
         )
 
@@ -267,7 +267,7 @@ def streams() -> list[Row]:
                 "main: 307",
                 "",
                 "<= 5",
-                _met(rate <= 5),
+                met(rate <= 5),
             )
         )
     finally:
@@ -294,8 +294,8 @@ elif __name__ == "__main__":
     import django
 
     django.setup()
-    from .__main__ import table
     from .database import ensure_database
+    from .report import table
 
     ensure_database()
     print(table(follow_scale()))

@@ -94,9 +94,9 @@ def events(count: int) -> list[Any]:
 
 
 def _url() -> str:
-    from .openai_agents import _sqlalchemy_url
+    from .database import sqlalchemy_url
 
-    return _sqlalchemy_url()
+    return sqlalchemy_url()
 
 
 async def _load_chronica(session_id: str, count: int) -> None:
@@ -234,7 +234,7 @@ def run(*, quick: bool = False, load: bool = True) -> list[Any]:
 
     from chronica.integrations.google_adk import ChronicaSessionService
 
-    from .cases import Row, _met, _ops
+    from .report import Row, met, rate
     from .timing import median, paired_ratio, rounds
 
     loop = asyncio.new_event_loop()
@@ -343,11 +343,11 @@ def run(*, quick: bool = False, load: bool = True) -> list[Any]:
             Row(
                 case,
                 f"{what}, vs DatabaseSessionService, PostgreSQL",
-                _ops(median(got["chronica"])),
-                _ops(median(got["adk"])),
+                rate(median(got["chronica"])),
+                rate(median(got["adk"])),
                 f"{ratio:.2f}",
                 f">= {target:.2f}",
-                _met(ratio >= target),
+                met(ratio >= target),
             )
         )
     for size in ("1k", "100k"):
@@ -362,7 +362,7 @@ def run(*, quick: bool = False, load: bool = True) -> list[Any]:
             "latency 100k / 1k events",
             ratio=f"{ratio:.2f}",
             target="<= 1.30",
-            met=_met(ratio <= 1.3),
+            met=met(ratio <= 1.3),
         )
     )
     return rows
@@ -377,8 +377,8 @@ def main(argv: list[str]) -> int:
     import django
 
     django.setup()
-    from .__main__ import machine, table
-    from .database import ensure_database
+    from .database import ensure_database, machine
+    from .report import table
 
     began = time.monotonic()
     name = ensure_database()

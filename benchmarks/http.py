@@ -206,7 +206,7 @@ def _statements(op: Callable[[], object]) -> list[str]:
 
 
 def run(*, quick: bool = False) -> list[Any]:
-    from .cases import Row, _met
+    from .report import Row, met
     from .timing import median, paired_ratio, rounds
 
     prepare()
@@ -247,7 +247,7 @@ def run(*, quick: bool = False) -> list[Any]:
                 f"DRF floor: {floor_us:,.0f} µs",
                 f"{ratio:.2f}",
                 f">= {target:.2f}",
-                _met(ratio >= target),
+                met(ratio >= target),
             )
         )
         rows.append(

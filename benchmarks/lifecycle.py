@@ -15,13 +15,9 @@ from django.test.utils import CaptureQueriesContext
 
 from chronica import Chronicum, services
 
-from .cases import Row, _message, _met
-from .database import LISTED, LISTING_TOTAL, OWNER, add_chronicum
+from .database import LISTED, LISTING_TOTAL, OWNER, add_chronicum, human_message
+from .report import Row, met, us
 from .timing import median, paired_ratio, percentile, rounds
-
-
-def _us(ops_per_s: float) -> str:
-    return f"{1e6 / ops_per_s:,.0f} µs"
 
 
 def listing(*, ops: int, n_rounds: int) -> tuple[list[Row], str]:
@@ -59,38 +55,38 @@ def listing(*, ops: int, n_rounds: int) -> tuple[list[Row], str]:
         Row(
             "8 listing",
             f"list_chronica(limit=10), owner of {n_big:,} {among}, 10 rows each",
-            _us(median(got["big10"])),
-            f"owner of {n_small}: {_us(median(got['small10']))}",
+            us(median(got["big10"])),
+            f"owner of {n_small}: {us(median(got['small10']))}",
             f"{ratio10:.2f}",
             "<= 1.30",
-            _met(ratio10 <= 1.3),
+            met(ratio10 <= 1.3),
         ),
         Row(
             "8 listing",
             f"list_chronica() first page (100 rows; the owner of {n_small} gets {n_small})",
-            _us(median(got["big100"])),
-            f"owner of {n_small}: {_us(median(got['small100']))}",
+            us(median(got["big100"])),
+            f"owner of {n_small}: {us(median(got['small100']))}",
             f"{ratio100:.2f}",
         ),
         Row(
             "8 listing",
             "list_chronica(before=<Chronicum>), page 51 of 100",
-            _us(median(got["deep"])),
-            f"page 1: {_us(median(got['big100']))}",
+            us(median(got["deep"])),
+            f"page 1: {us(median(got['big100']))}",
             f"{paired_ratio(got['big100'], got['deep']):.2f}",
         ),
         Row(
             "8 listing",
             "list_chronica(before=<ID>), page 51 of 100",
-            _us(median(got["deep_id"])),
-            f"page 1: {_us(median(got['big100']))}",
+            us(median(got["deep_id"])),
+            f"page 1: {us(median(got['big100']))}",
             f"{paired_ratio(got['big100'], got['deep_id']):.2f}",
         ),
         Row(
             "8 listing",
             "listing plan uses (owner_id, -last_activity_at, id)",
             target="index",
-            met=_met("chronica_owner_activity" in plan and "Sort" not in plan),
+            met=met("chronica_owner_activity" in plan and "Sort" not in plan),
         ),
     ], plan
 
@@ -117,7 +113,7 @@ def _delete_once(
             ready.wait()
             while not stop.is_set():
                 start = time.perf_counter()
-                services.record_actum(OWNER, _message(f"bench-conc-{i}", next(count)))
+                services.record_actum(OWNER, human_message(f"bench-conc-{i}", next(count)))
                 spans[i].append((start, time.perf_counter()))
         except BaseException as error:  # reported below: a benchmark thread must not hang
             failures.append(error)

@@ -78,14 +78,6 @@ def turn(n: int) -> list[dict[str, Any]]:
     ]
 
 
-def _sqlalchemy_url() -> str:
-    from django.conf import settings
-
-    db = settings.DATABASES["default"]
-    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    return f"postgresql+psycopg://{auth}@{db['HOST']}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 async def _fill(session: Any, items: int, batch: int = 1_000) -> None:
     await session.clear_session()
     turns = [item for n in range(items // TURN) for item in turn(n)]
@@ -100,8 +92,8 @@ def run(*, quick: bool = False, load: bool = True) -> list[Any]:
 
     from chronica.integrations.openai_agents import ChronicaSession
 
-    from .cases import Row, _met, _ops
-    from .database import OWNER
+    from .database import OWNER, sqlalchemy_url
+    from .report import Row, met, rate
     from .timing import median, paired_ratio, rounds
 
     loop = asyncio.new_event_loop()
@@ -113,7 +105,7 @@ def run(*, quick: bool = False, load: bool = True) -> list[Any]:
         name: ChronicaSession(name, owner_id=OWNER) for name in (BIG_ID, SMALL_ID, WRITES_ID)
     }
     alchemy = {
-        name: SQLAlchemySession.from_url(name, url=_sqlalchemy_url(), create_tables=True)
+        name: SQLAlchemySession.from_url(name, url=sqlalchemy_url(), create_tables=True)
         for name in (BIG_ID, WRITES_ID)
     }
     sqlite = {name: SQLiteSession(name, SQLITE_FILE) for name in (BIG_ID, WRITES_ID)}
@@ -193,11 +185,11 @@ def run(*, quick: bool = False, load: bool = True) -> list[Any]:
                 Row(
                     case,
                     f"{what}, vs {label}",
-                    _ops(median(got["chronica"])),
-                    _ops(median(got[other])),
+                    rate(median(got["chronica"])),
+                    rate(median(got[other])),
                     f"{ratio:.2f}",
                     target,
-                    _met(ratio >= 1.0) if target else "",
+                    met(ratio >= 1.0) if target else "",
                 )
             )
     for size in ("100", "100k"):
@@ -212,7 +204,7 @@ def run(*, quick: bool = False, load: bool = True) -> list[Any]:
             "latency 100k / 100 items",
             ratio=f"{ratio:.2f}",
             target="<= 1.30",
-            met=_met(ratio <= 1.3),
+            met=met(ratio <= 1.3),
         )
     )
     return rows
@@ -227,8 +219,8 @@ def main(argv: list[str]) -> int:
     import django
 
     django.setup()
-    from .__main__ import machine, table
-    from .database import ensure_database
+    from .database import ensure_database, machine
+    from .report import table
 
     began = time.monotonic()
     name = ensure_database()

@@ -16,8 +16,7 @@ from pyinstrument import Profiler
 
 from chronica import ActumKind, services
 
-from .cases import _message
-from .database import OWNER
+from .database import OWNER, human_message
 
 
 def _http(case: str) -> Callable[[], object]:
@@ -36,9 +35,9 @@ def profile(case: str, ops: int = 1000) -> str:
         if request is not None:
             return request()
         if case == "record":
-            return services.record_actum(OWNER, _message("bench-record-chronica", next(count)))
+            return services.record_actum(OWNER, human_message("bench-record-chronica", next(count)))
         if case == "batch":
-            acta = [_message("bench-batch-acta", next(count)) for _ in range(10)]
+            acta = [human_message("bench-batch-acta", next(count)) for _ in range(10)]
             return services.record_acta(OWNER, acta)
         if case == "budget":
             return services.get_acta(OWNER, "bench-1m", max_tokens=8000)

@@ -131,7 +131,7 @@ def measure(*, ops: int, n_rounds: int, reload: bool = True) -> list[Any]:
 
     from chronica.integrations.pydantic_ai import ChronicaConversationStore
 
-    from .cases import Row, _met
+    from .report import Row, met
 
     if reload:
         print("loading PydanticAI conversations of 100 and 100,000 messages ...", flush=True)
@@ -187,14 +187,14 @@ def measure(*, ops: int, n_rounds: int, reload: bool = True) -> list[Any]:
             "latency 100k / 100",
             ratio=f"{growth:.2f}",
             target="<= 1.30",
-            met=_met(growth <= 1.3),
+            met=met(growth <= 1.3),
         ),
         Row("12 pydantic-ai", "load() of all 100k messages, once", f"{whole_seconds:.1f} s"),
         Row(
             "12 pydantic-ai",
             "next entry found on (conversation_id, seq)",
             target="index",
-            met=_met(next_entry_on_index(store)),
+            met=met(next_entry_on_index(store)),
         ),
     ]
     return rows
@@ -226,12 +226,12 @@ def main(argv: list[str]) -> int:
     import django
 
     django.setup()
-    from . import __main__ as bench
     from .database import ensure_database
+    from .report import table
 
     ensure_database()
     ops, n_rounds = (50, 5) if args.quick else (100, 31)
-    print(bench.table(measure(ops=ops, n_rounds=n_rounds, reload=not args.no_load)))
+    print(table(measure(ops=ops, n_rounds=n_rounds, reload=not args.no_load)))
     return 0
 
 

@@ -7,7 +7,7 @@ with the reason printed where PostgreSQL's server binaries are missing):
   batches, promotion of the standby: nothing acknowledged is lost, a keyed retry lands
   once, and each chronicum keeps its write order.
 
-Each prints its figures (BENCHMARKS.md, "Issue 23") and is bounded in time."""
+Each prints its figures and is bounded in time."""
 
 from __future__ import annotations
 
