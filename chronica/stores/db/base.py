@@ -11,7 +11,6 @@ of the dialect itself (``dialects.dialect_of``).
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -24,7 +23,7 @@ from ...interfaces import Create, FollowPage, Subscription, WindowPage
 from ...validation.jsondata import dumps_data
 from ...values import FILTERS, ActaQuery, Actum, Chronicum, Recorded
 from . import sql
-from .rows import acta_of, utc
+from .rows import acta_of, stamped
 
 __all__ = ["BaseDialect", "Statement"]
 
@@ -466,40 +465,3 @@ class BaseDialect:
     def retry_when_locked(self, connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
         """Run ``write``, a whole transaction of ours (only SQLite runs it again)."""
         return write()
-
-
-def batch_json(acta: Sequence[Actum], tokens: Sequence[int | None], key: str | None) -> str:
-    """The batch as one JSON array, one object an actum with every column a write
-    stores (``data`` as its JSON text; ``key``: the idempotency key of each, the key on
-    the first and ``<key>\\n<position>`` on the others, a key never holding a newline):
-    one parameter, one statement text, whatever the batch's size."""
-    keys = (
-        [None] * len(acta) if key is None else [key, *(f"{key}\n{i}" for i in range(1, len(acta)))]
-    )
-    return json.dumps(
-        [
-            {
-                "id": a.id,
-                "kind": a.kind.value,
-                "actor_kind": a.actor_kind.value,
-                "actor": a.actor,
-                "content": a.content,
-                "call_id": a.call_id,
-                "data": None if a.data is None else dumps_data(a.data),
-                "tokens": count,
-                "recorded_by": a.recorded_by,
-                "key": member_key,
-            }
-            for a, count, member_key in zip(acta, tokens, keys, strict=True)
-        ],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-
-
-def stamped(acta: Sequence[Actum], at: Any) -> list[Actum]:
-    """The acta as stored at ``at`` (a time as the database handed it back)."""
-    import dataclasses
-
-    moment = utc(at)
-    return [dataclasses.replace(a, at=moment) for a in acta]

@@ -19,7 +19,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from ...interfaces import Create, Subscription
 from ...values import Actum, Recorded
 from ..listener import NOTIFY_CHANNEL, PG_NOTIFY, notify_if_followed
-from .base import BaseDialect, batch_json, stamped
+from .base import BaseDialect
+from .rows import batch_json, stamped
 
 __all__ = ["PostgreSQLDialect"]
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from django.utils.dateparse import parse_datetime
 
-from ...validation.jsondata import RawJSON, loads_data
+from ...validation.jsondata import RawJSON, dumps_data, loads_data
 from ...values import ActorKind, Actum, ActumKind
 
-__all__ = ["acta_of", "utc"]
+__all__ = ["acta_of", "batch_json", "stamped", "utc"]
 
 
 def utc(value: Any) -> dt.datetime:
@@ -59,3 +61,38 @@ def _data(stored: Any, raw: bool) -> Any:
     if not isinstance(stored, str):
         return stored  # a driver that decodes JSON itself
     return RawJSON.as_stored(stored) if raw else loads_data(stored)
+
+
+def batch_json(acta: Sequence[Actum], tokens: Sequence[int | None], key: str | None) -> str:
+    """The batch as one JSON array, one object an actum with every column a write
+    stores (``data`` as its JSON text; ``key``: the idempotency key of each, the key on
+    the first and ``<key>\\n<position>`` on the others, a key never holding a newline):
+    one parameter, one statement text, whatever the batch's size."""
+    keys = (
+        [None] * len(acta) if key is None else [key, *(f"{key}\n{i}" for i in range(1, len(acta)))]
+    )
+    return json.dumps(
+        [
+            {
+                "id": a.id,
+                "kind": a.kind.value,
+                "actor_kind": a.actor_kind.value,
+                "actor": a.actor,
+                "content": a.content,
+                "call_id": a.call_id,
+                "data": None if a.data is None else dumps_data(a.data),
+                "tokens": count,
+                "recorded_by": a.recorded_by,
+                "key": member_key,
+            }
+            for a, count, member_key in zip(acta, tokens, keys, strict=True)
+        ],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def stamped(acta: Sequence[Actum], at: Any) -> list[Actum]:
+    """The acta as stored at ``at`` (a time as the database handed it back)."""
+    moment = utc(at)
+    return [dataclasses.replace(a, at=moment) for a in acta]

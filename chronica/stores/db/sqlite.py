@@ -20,7 +20,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ...interfaces import Create
 from ...values import Actum, Recorded
-from .base import BaseDialect, batch_json, stamped
+from .base import BaseDialect
+from .rows import batch_json, stamped
 
 __all__ = ["SQLITE_LOCK_ATTEMPTS", "SQLiteDialect"]
 
