@@ -23,6 +23,7 @@ and re-create by another owner can come between the check and the work:
 ``supports_pop``     ``pop``
 ``supports_follow``  ``acta_after`` (and ``subscribe``, to wake followers)
 ``supports_state``   ``read_state`` and ``list_namespace`` (written by ``append``)
+``supports_search``  ``search``: an owner's acta that match a query, best first
 ==================  ===========================================================
 
 Nobody has to inherit ``BaseStore``; a store that does gets ``record``,
@@ -37,12 +38,14 @@ from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, runtime_checkable
 
 from .errors import StoreUnsupported
+from .search import SearchQuery
 from .values import (
     ActaQuery,
     Actum,
     Chronicum,
     NamespaceListing,
     Recorded,
+    SearchHit,
     StateChange,
     StateView,
 )
@@ -71,7 +74,7 @@ FollowPage = tuple[list[Actum], int, bool]
 """``acta_after``'s answer: the acta, oldest first; the position to read from next; and
 whether more are ready now (the page was cut by its limit or byte budget)."""
 
-ABILITIES = ("append", "window", "listing", "delete", "pop", "follow", "state")
+ABILITIES = ("append", "window", "listing", "delete", "pop", "follow", "state", "search")
 """The optional abilities, as their ``supports_<name>`` flags name them."""
 
 
@@ -137,6 +140,7 @@ class BaseStore:
     supports_pop = False
     supports_follow = False
     supports_state = False
+    supports_search = False
 
     def create(self, chronicum: Chronicum) -> None:
         raise NotImplementedError(f"{type(self).__name__} must define create()")
@@ -290,6 +294,25 @@ class BaseStore:
         with their state, oldest ``last_activity_at`` first, ties by owner then ID; the
         owner states of the owners listed; the namespace state."""
         raise StoreUnsupported(f"{type(self).__name__} keeps no state (supports_state)")
+
+    def search(
+        self,
+        owner_id: str,
+        query: SearchQuery,
+        filters: ActaQuery,
+        *,
+        chronica: frozenset[str] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+    ) -> list[SearchHit]:
+        """The acta of ``owner_id``'s chronica (only those in ``chronica`` when it is
+        not ``None``) that match ``query`` and pass the filters of ``filters`` (its
+        kinds, actor kinds and actors; nothing else of it), best rank first (ties: the
+        newest first), from the ``offset``-th on, at most ``limit``; the owner and
+        ``chronica`` checked in the same read. An actum's text is its ``content`` and
+        the strings inside its ``data``. An actum changed or removed, by any writer,
+        is found by what it holds now, or not at all."""
+        raise StoreUnsupported(f"{type(self).__name__} cannot search (supports_search)")
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the caller's transaction commits (at once when there is

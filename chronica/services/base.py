@@ -112,6 +112,7 @@ class ChronicariusBase:
         self._popping = "pop" in abilities
         self._following = "follow" in abilities
         self._states = "state" in abilities and self._appends
+        self._searching = "search" in abilities
         on_commit = getattr(store, "on_commit", None)
         self._on_commit: Callable[[Callable[[], None]], None] | None = on_commit
         self._abilities = frozenset(abilities)

@@ -15,7 +15,8 @@ The suite is the specification of a store. Use it in a few lines::
 Each optional ability of ``chronica.interfaces.BaseStore`` has its suite too, for a
 store that sets its ``supports_*`` flag: ``AppendConformance``,
 ``WindowConformance``, ``ListingConformance``, ``DeleteConformance``,
-``PopConformance``, ``FollowConformance`` and ``StateConformance``. ``ALL_SUITES``
+``PopConformance``, ``FollowConformance``, ``StateConformance`` and
+``SearchConformance``. ``ALL_SUITES``
 lists every suite; ``suites_for(store)`` the ones a store must pass.
 
 The classes work under pytest as they are and as mixins of ``unittest.TestCase``
@@ -40,6 +41,7 @@ from .append import AppendConformance
 from .base import _Base
 from .follow import FollowConformance
 from .lifecycle import DeleteConformance, ListingConformance, PopConformance
+from .search import SearchConformance
 from .state import StateConformance
 from .store import IdempotentStoreConformance, StoreConformance
 from .windows import WindowConformance
@@ -52,6 +54,7 @@ __all__ = [
     "IdempotentStoreConformance",
     "ListingConformance",
     "PopConformance",
+    "SearchConformance",
     "StateConformance",
     "StoreConformance",
     "WindowConformance",
@@ -72,6 +75,7 @@ ALL_SUITES: dict[str, type[_Base]] = {
     "pop": PopConformance,
     "follow": FollowConformance,
     "state": StateConformance,
+    "search": SearchConformance,
 }
 """Every suite: the seed's two by the protocol they specify, the others by the ability
 (``supports_<name>``) they specify."""

@@ -19,18 +19,20 @@ from django.db import IntegrityError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ... import models
-from ...errors import ChronicumExists, InvalidCredential, InvalidQuery
+from ...errors import ChronicumExists, InvalidCredential, InvalidQuery, StoreUnsupported
 from ...interfaces import Create, FollowPage, Subscription, WindowPage
+from ...search import SearchQuery
 from ...validation.jsondata import dumps_data
-from ...values import FILTERS, ActaQuery, Actum, Chronicum, Recorded
+from ...values import FILTERS, ActaQuery, Actum, Chronicum, Recorded, SearchHit
 from . import sql
 from .rows import acta_of, utc
 
-__all__ = ["BaseDialect", "Statement"]
+__all__ = ["BaseDialect", "SearchRead", "Statement"]
 
 _T = TypeVar("_T")
 
 Statement = tuple[str, dict[str, Any]]
+SearchRead = tuple[Statement, Callable[[list[tuple[Any, ...]]], list[SearchHit]]]
 
 CREATE_ATTEMPTS = 6
 """How often a create on a database without ON CONFLICT tries again when the chronicum
@@ -462,6 +464,22 @@ class BaseDialect:
     def subscribe(self, alias: str, chronicum_id: str) -> Subscription | None:
         """Wake-ups for a follower of ``chronicum_id``; ``None``: followers poll."""
         return None
+
+    searches = False
+    """Whether ``search`` works here (an index the database keeps: ``search.py``)."""
+
+    def search(
+        self,
+        config: str,
+        owner_id: str,
+        query: SearchQuery,
+        wanted: ActaQuery,
+        chronica: frozenset[str] | None,
+        limit: int,
+        offset: int,
+    ) -> SearchRead:
+        """The statement of ``DjangoStore.search`` and what turns its rows into hits."""
+        raise StoreUnsupported(f"{type(self).__name__} has no full-text search")
 
     def retry_when_locked(self, connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
         """Run ``write``, a whole transaction of ours (only SQLite runs it again)."""
