@@ -481,6 +481,10 @@ class BaseDialect:
         """The statement of ``DjangoStore.search`` and what turns its rows into hits."""
         raise StoreUnsupported(f"{type(self).__name__} has no full-text search")
 
+    def matching(self, config: str, query: SearchQuery) -> tuple[str, list[Any]]:
+        """A subquery of the ``seq`` of every actum, of any owner, that matches."""
+        raise StoreUnsupported(f"{type(self).__name__} has no full-text search")
+
     def retry_when_locked(self, connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
         """Run ``write``, a whole transaction of ours (only SQLite runs it again)."""
         return write()

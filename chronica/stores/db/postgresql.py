@@ -254,3 +254,11 @@ class PostgreSQLDialect(BaseDialect):
         )
         params.update(query=query.websearch(), headline=search.HEADLINE)
         return (text, params), hits
+
+    def matching(self, config: str, query: SearchQuery) -> tuple[str, list[Any]]:
+        where = search.vector(config).replace("%", "%%")
+        return (
+            f"SELECT seq FROM {self.tables['acta']} WHERE {where}"
+            f" @@ websearch_to_tsquery('{config}'::regconfig, %s)",
+            [query.websearch()],
+        )

@@ -134,6 +134,10 @@ class SQLiteDialect(BaseDialect):
         params["query"] = query.fts5()
         return (text, params), hits
 
+    def matching(self, config: str, query: SearchQuery) -> tuple[str, list[Any]]:
+        table = search.FTS5_TABLE
+        return f"SELECT rowid FROM {table} WHERE {table} MATCH %s", [query.fts5()]
+
     def retry_when_locked(self, connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
         """Run ``write`` (a whole transaction of ours) again when SQLite gave up waiting
         for its write lock.
