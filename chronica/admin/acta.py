@@ -74,7 +74,7 @@ class ActumAdmin(ReadOnlyAdmin):
         """Search's index (``chronica.search``: the query language of ``search_acta``,
         over content and the strings inside data, every owner's), or an actor ID; where
         the database has no search, Django's own search of content and actor."""
-        from ..stores.db.search import matching
+        from ..stores.db.dialects import matching
 
         found = matching(connections[queryset.db], search_term) if search_term.strip() else None
         if found is None:

@@ -33,7 +33,6 @@ __all__ = [
     "PG_SEARCH",
     "SQLITE_SEARCH",
     "document",
-    "matching",
     "search_statement",
     "tsquery",
     "vector",
@@ -149,21 +148,3 @@ def search_statement(
         ]
 
     return (text, params), hits
-
-
-def matching(connection: Any, text: str) -> tuple[str, list[Any]] | None:
-    """A subquery of the ``seq`` of every actum (of any owner) that matches ``text``,
-    for the admin's search box; ``None`` where the database has no search or the query
-    has no word to find."""
-    from ...conf import chronica_settings
-    from ...search import parse_query
-    from .dialects import dialect_of
-
-    dialect = dialect_of(connection)
-    try:
-        query = parse_query(text)
-    except ValueError:
-        return None
-    if not dialect.searches:
-        return None
-    return dialect.matching(chronica_settings.SEARCH_CONFIG, query)
