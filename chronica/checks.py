@@ -72,6 +72,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
         ("LISTEN_DATABASE", "chronica.E013"),
         ("AGENT_THROTTLE_RATE", "chronica.E017"),
         ("OTEL_RECORD_CONTENT", "chronica.E018"),
+        ("SEARCH_CONFIG", "chronica.E022"),
     ):
         try:
             getattr(chronica_settings, name)

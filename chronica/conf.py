@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "READ_DATABASES": (),
     "AGENT_THROTTLE_RATE": "1000/min",
     "OTEL_RECORD_CONTENT": False,
+    "SEARCH_CONFIG": "simple",
 }
 
 RETIRED: dict[str, str] = {
@@ -206,6 +207,21 @@ class ChronicaSettings:
         if not isinstance(value, bool):
             raise ImproperlyConfigured(
                 f"CHRONICA['OTEL_RECORD_CONTENT'] must be True or False, not {value!r}"
+            )
+        return value
+
+    @property
+    def SEARCH_CONFIG(self) -> str:
+        """PostgreSQL's text search configuration of search (``"simple"``: every language,
+        no stemming; ``"english"`` stems and drops stop words): a name, written into the
+        SQL of the index and of every search, so only a plain identifier."""
+        value = self._get("SEARCH_CONFIG")
+        if not isinstance(value, str) or not re.fullmatch(
+            r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?", value
+        ):
+            raise ImproperlyConfigured(
+                "CHRONICA['SEARCH_CONFIG'] must name a PostgreSQL text search configuration"
+                f" (such as 'simple' or 'english'), not {value!r}"
             )
         return value
 

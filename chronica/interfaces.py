@@ -26,6 +26,7 @@ and re-create by another owner can come between the check and the work:
 ``supports_fork``    ``fork``: a copy of a chronicum's acta up to one of them
 ``supports_compaction`` ``compact`` and ``ActaQuery.compacted`` in ``window`` and
                      ``acta_after``
+``supports_search``  ``search``: an owner's acta that match a query, best first
 ==================  ===========================================================
 
 Nobody has to inherit ``BaseStore``; a store that does gets ``record``,
@@ -40,12 +41,14 @@ from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, runtime_checkable
 
 from .errors import StoreUnsupported
+from .search import SearchQuery
 from .values import (
     ActaQuery,
     Actum,
     Chronicum,
     NamespaceListing,
     Recorded,
+    SearchHit,
     StateChange,
     StateView,
 )
@@ -84,6 +87,7 @@ ABILITIES = (
     "state",
     "fork",
     "compaction",
+    "search",
 )
 """The optional abilities, as their ``supports_<name>`` flags name them."""
 
@@ -152,6 +156,7 @@ class BaseStore:
     supports_state = False
     supports_fork = False
     supports_compaction = False
+    supports_search = False
 
     def create(self, chronicum: Chronicum) -> None:
         raise NotImplementedError(f"{type(self).__name__} must define create()")
@@ -338,6 +343,25 @@ class BaseStore:
         chronicum (checked in the same step as the write). A replay (``key``) answers
         as ``append`` does."""
         raise StoreUnsupported(f"{type(self).__name__} cannot compact (supports_compaction)")
+
+    def search(
+        self,
+        owner_id: str,
+        query: SearchQuery,
+        filters: ActaQuery,
+        *,
+        chronica: frozenset[str] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+    ) -> list[SearchHit]:
+        """The acta of ``owner_id``'s chronica (only those in ``chronica`` when it is
+        not ``None``) that match ``query`` and pass the filters of ``filters`` (its
+        kinds, actor kinds and actors; nothing else of it), best rank first (ties: the
+        newest first), from the ``offset``-th on, at most ``limit``; the owner and
+        ``chronica`` checked in the same read. An actum's text is its ``content`` and
+        the strings inside its ``data``. An actum changed or removed, by any writer,
+        is found by what it holds now, or not at all."""
+        raise StoreUnsupported(f"{type(self).__name__} cannot search (supports_search)")
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the caller's transaction commits (at once when there is

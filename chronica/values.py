@@ -21,6 +21,7 @@ __all__ = [
     "NamespaceListing",
     "Recorded",
     "RecordedActa",
+    "SearchHit",
     "StateChange",
     "StateScope",
     "StateView",
@@ -175,6 +176,18 @@ FILTERS: tuple[Filter, ...] = (
 """Every filter of a window and of a follow (see :class:`Filter`), in the order the
 API, its schema and the commands list them. An actum passes when, for each filter the
 query sets (a non-empty set), its ``attribute`` is one of the values."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One actum a search found (``search_acta``): the actum, its ``rank`` (higher is
+    better; comparable only within one search's answer) and ``snippet``, a short
+    excerpt of its text with each matching word between ``chronica.search.HIGHLIGHT``'s
+    marks."""
+
+    actum: Actum
+    rank: float
+    snippet: str
 
 
 class RecordedActa(list["Actum"]):

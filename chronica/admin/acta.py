@@ -9,7 +9,9 @@ from typing import Any
 from django.contrib import admin
 from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet, TextField
+from django.db import connections
+from django.db.models import Q, QuerySet, TextField
+from django.db.models.expressions import RawSQL
 from django.db.models.functions import Cast, Substr
 from django.http import Http404, HttpRequest, StreamingHttpResponse
 from django.urls import URLPattern, path, reverse
@@ -43,6 +45,9 @@ class ActumAdmin(ReadOnlyAdmin):
     ordering = ("-seq",)  # the newest acta first; a transcript reads in write order
     list_filter = ("kind", "actor_kind", ChronicumFilter, CallIdFilter)
     search_fields = ("content", "actor")
+    search_help_text = (
+        'Words (all must match), "a phrase", or, -word, in content and data; or an actor ID.'
+    )
     readonly_fields = ("call", "shown_content", "shown_data")
     fields = (
         "seq",
@@ -62,6 +67,22 @@ class ActumAdmin(ReadOnlyAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[models.Actum]:
         return bounded_acta(super().get_queryset(request))
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[models.Actum], search_term: str
+    ) -> tuple[QuerySet[models.Actum], bool]:
+        """Search's index (``chronica.search``: the query language of ``search_acta``,
+        over content and the strings inside data, every owner's), or an actor ID; where
+        the database has no search, Django's own search of content and actor."""
+        from ..stores.db.dialects import matching
+
+        found = matching(connections[queryset.db], search_term) if search_term.strip() else None
+        if found is None:
+            return super().get_search_results(request, queryset, search_term)
+        text, params = found
+        return queryset.filter(
+            Q(seq__in=RawSQL(text, params)) | Q(actor=search_term.strip())
+        ), False
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # An actum goes only with its whole chronicum.

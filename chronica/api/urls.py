@@ -14,12 +14,14 @@ from rest_framework.routers import SimpleRouter
 
 from .errors import not_found
 from .routers import also_named, optional_slash
+from .search import SearchViewSet
 from .views import ChronicumViewSet
 
 app_name = "chronica"
 
 router = SimpleRouter()
 router.register("chronica", ChronicumViewSet, basename="chronicum")
+router.register("search", SearchViewSet, basename="search")
 
 urlpatterns = [
     *optional_slash(router.urls),

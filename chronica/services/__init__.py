@@ -49,6 +49,7 @@ from .following import Follower, Following
 from .identity import AgentIdentity, Identity, OwnerIdentity
 from .lifecycle import Lifecycle
 from .reading import Reading
+from .search import Search
 from .state import State
 from .writing import Writing
 
@@ -89,6 +90,7 @@ __all__ = [
     "arecord",
     "arecord_acta",
     "arecord_actum",
+    "asearch_acta",
     "aupdate_state",
     "authenticate_credential",
     "compact",
@@ -113,6 +115,7 @@ __all__ = [
     "record_acta",
     "record_actum",
     "revoke_credential",
+    "search_acta",
     "update_state",
 ]
 
@@ -121,7 +124,7 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-class Chronicarius(Writing, Reading, Lifecycle, State, Following, Compaction):
+class Chronicarius(Writing, Reading, Lifecycle, State, Following, Compaction, Search):
     """The one object that enforces the rules; apps talk only to it.
 
     Every call names an owner. A chronicum that belongs to someone else answers
@@ -300,6 +303,7 @@ pop_actum = _on_configured(Chronicarius.pop_actum)
 update_state = _on_configured(Chronicarius.update_state)
 get_state = _on_configured(Chronicarius.get_state)
 list_namespace = _on_configured(Chronicarius.list_namespace)
+search_acta = _on_configured(Chronicarius.search_acta)
 arecord_actum = _on_configured_async(Chronicarius.arecord_actum)
 arecord_acta = _on_configured_async(Chronicarius.arecord_acta)
 aget_acta = _on_configured_async(Chronicarius.aget_acta)
@@ -313,6 +317,7 @@ apop_actum = _on_configured_async(Chronicarius.apop_actum)
 aupdate_state = _on_configured_async(Chronicarius.aupdate_state)
 aget_state = _on_configured_async(Chronicarius.aget_state)
 alist_namespace = _on_configured_async(Chronicarius.alist_namespace)
+asearch_acta = _on_configured_async(Chronicarius.asearch_acta)
 afollow = _on_configured(Chronicarius.afollow)
 compact = _on_configured(Chronicarius.compact)
 fork_chronicum = _on_configured(Chronicarius.fork_chronicum)

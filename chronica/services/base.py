@@ -114,6 +114,7 @@ class ChronicariusBase:
         self._states = "state" in abilities and self._appends
         self._forking = "fork" in abilities
         self._compacting = "compaction" in abilities
+        self._searching = "search" in abilities
         on_commit = getattr(store, "on_commit", None)
         self._on_commit: Callable[[Callable[[], None]], None] | None = on_commit
         self._abilities = frozenset(abilities)

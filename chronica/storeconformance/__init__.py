@@ -15,8 +15,8 @@ The suite is the specification of a store. Use it in a few lines::
 Each optional ability of ``chronica.interfaces.BaseStore`` has its suite too, for a
 store that sets its ``supports_*`` flag: ``AppendConformance``,
 ``WindowConformance``, ``ListingConformance``, ``DeleteConformance``,
-``PopConformance``, ``FollowConformance``, ``StateConformance``, ``ForkConformance``
-and ``CompactionConformance``. ``ALL_SUITES``
+``PopConformance``, ``FollowConformance``, ``StateConformance``, ``ForkConformance``,
+``CompactionConformance`` and ``SearchConformance``. ``ALL_SUITES``
 lists every suite; ``suites_for(store)`` the ones a store must pass.
 
 The classes work under pytest as they are and as mixins of ``unittest.TestCase``
@@ -42,6 +42,7 @@ from .base import _Base
 from .compaction import CompactionConformance, ForkConformance
 from .follow import FollowConformance
 from .lifecycle import DeleteConformance, ListingConformance, PopConformance
+from .search import SearchConformance
 from .state import StateConformance
 from .store import IdempotentStoreConformance, StoreConformance
 from .windows import WindowConformance
@@ -56,6 +57,7 @@ __all__ = [
     "IdempotentStoreConformance",
     "ListingConformance",
     "PopConformance",
+    "SearchConformance",
     "StateConformance",
     "StoreConformance",
     "WindowConformance",
@@ -78,6 +80,7 @@ ALL_SUITES: dict[str, type[_Base]] = {
     "state": StateConformance,
     "fork": ForkConformance,
     "compaction": CompactionConformance,
+    "search": SearchConformance,
 }
 """Every suite: the seed's two by the protocol they specify, the others by the ability
 (``supports_<name>``) they specify."""

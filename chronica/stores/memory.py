@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import ChronicumExists, ChronicumNotFound, InvalidQuery, StateConflict
 from ..interfaces import BaseStore, Create, FollowPage, WindowPage
+from ..search import SearchQuery, snippet, text_of, words_of
 from ..states import DocumentKey, apply_all, document_key
 from ..tokens import content_tokens
 from ..validation.jsondata import RawJSON, dumps_data
@@ -28,6 +29,7 @@ from ..values import (
     Chronicum,
     NamespaceListing,
     Recorded,
+    SearchHit,
     StateChange,
     StateScope,
     StateView,
@@ -64,6 +66,9 @@ class InMemoryStore(BaseStore):
     supports_state = True
     supports_fork = True
     supports_compaction = True
+    #: A plain search: words compared in Python (``chronica.search``), every actum of
+    #: the owner read; ranks count the matching words. For tests and development.
+    supports_search = True
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -429,6 +434,41 @@ class InMemoryStore(BaseStore):
             }
             shared = copy.deepcopy(self._shared.get((StateScope.NAMESPACE, namespace, ""), {}))
         return NamespaceListing(listed, owner_states, shared)
+
+    def search(
+        self,
+        owner_id: str,
+        query: SearchQuery,
+        filters: ActaQuery,
+        *,
+        chronica: frozenset[str] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+    ) -> list[SearchHit]:
+        with self._lock:
+            entries = [
+                e
+                for e in self._entries.values()
+                if e.chronicum.owner_id == owner_id
+                and (chronica is None or e.chronicum.id in chronica)
+            ]
+        keep = matcher(filters)
+        found: list[tuple[float, int, Actum, str]] = []
+        for entry in entries:
+            with entry.lock:
+                pairs = list(zip(entry.acta, entry.positions, strict=True))
+            for actum, position in pairs:
+                if not keep(actum):
+                    continue
+                text = text_of(actum.content, actum.data)
+                words = words_of(text)
+                if query.matches(words):
+                    found.append((query.count(words) / (1 + len(words)), position, actum, text))
+        found.sort(key=lambda hit: (-hit[0], -hit[1]))
+        return [
+            SearchHit(copy.deepcopy(actum), rank, snippet(text, query))
+            for rank, _position, actum, text in found[offset : offset + limit]
+        ]
 
 
 def _as_read(acta: list[Actum], query: ActaQuery) -> list[Actum]:

@@ -40,6 +40,7 @@ OPERATIONS = [
     ("/api/chronica/{chronicum_id}/acta/pop/", "POST"),
     ("/api/chronica/{chronicum_id}/state/", "GET"),
     ("/api/chronica/{chronicum_id}/state/", "POST"),
+    ("/api/search/", "GET"),
 ]
 CHECKS = [
     not_a_server_error,
@@ -96,6 +97,7 @@ class TestSchema:
                 *("200", "204", "400", "404", "501"),
             },
             ("/api/chronica/{chronicum_id}/state/", "get"): {"200", "400", "404", "501"},
+            ("/api/search/", "get"): {"200", "400", "501"},
             ("/api/chronica/{chronicum_id}/state/", "post"): {
                 *("204", "400", "404", "409", "411", "413", "501"),
             },
@@ -117,6 +119,11 @@ class TestSchema:
         assert {p["name"] for p in listing["parameters"]} == {"limit", "cursor"}
         page = listing["responses"]["200"]["content"]["application/json"]["schema"]
         assert page == {"$ref": "#/components/schemas/ChronicumPage"}
+        found = paths["/api/search/"]["get"]
+        assert {p["name"] for p in found["parameters"]} == {
+            *("q", "chronicum", "kind", "actor_kind", "actor", "limit", "offset"),
+        }
+        assert "Link" in found["responses"]["200"]["headers"]
         created = paths["/api/chronica/"]["post"]["responses"]["201"]
         assert "Location" in created["headers"]
 

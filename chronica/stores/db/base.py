@@ -18,44 +18,25 @@ from django.db import IntegrityError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ... import models
-from ...errors import ChronicumExists, InvalidCredential, InvalidQuery
+from ...errors import ChronicumExists, InvalidCredential, InvalidQuery, StoreUnsupported
 from ...interfaces import Create, FollowPage, Subscription, WindowPage
+from ...search import SearchQuery
 from ...validation.jsondata import dumps_data
-from ...values import FILTERS, ActaQuery, Actum, Chronicum, Recorded
+from ...values import ActaQuery, Actum, Chronicum, Recorded, SearchHit
 from . import compaction_sql, sql
 from .rows import acta_of, stamped
+from .sql import filters, row_limit
 
-__all__ = ["BaseDialect", "Statement"]
+__all__ = ["BaseDialect", "SearchRead", "Statement"]
 
 _T = TypeVar("_T")
 
 Statement = tuple[str, dict[str, Any]]
+SearchRead = tuple[Statement, Callable[[list[tuple[Any, ...]]], list[SearchHit]]]
 
 CREATE_ATTEMPTS = 6
 """How often a create on a database without ON CONFLICT tries again when the chronicum
 that took its ID was deleted meanwhile."""
-
-_NO_LIMIT = 2**63 - 1
-
-
-def _limit(last_n: int) -> int | None:
-    # A limit beyond any BIGINT is no limit; the database would refuse it as out of range.
-    return last_n if 0 < last_n < _NO_LIMIT else None
-
-
-def filters(query: ActaQuery) -> tuple[str, dict[str, Any]]:
-    """The conditions the query's filters put on the acta (each `` AND column IN (...)``)
-    and their parameters: the one place a filter becomes SQL."""
-    where: list[str] = []
-    params: dict[str, Any] = {}
-    for declared in FILTERS:
-        values = sorted(str(v) for v in getattr(query, declared.field))
-        if values:
-            names = [f"{declared.name}_{i}" for i in range(len(values))]
-            listed = ", ".join(f"%({name})s" for name in names)
-            where.append(f" AND {declared.attribute} IN ({listed})")
-            params.update(zip(names, values, strict=True))
-    return "".join(where), params
 
 
 class BaseDialect:
@@ -181,7 +162,7 @@ class BaseDialect:
         before = "" if query.before is None else sql.BEFORE.format(**self.tables)
         before_seq = "NULL" if query.before is None else sql.BEFORE_SEQ.format(**self.tables)
         owned = owner_id is not None
-        last_n = _limit(query.last_n)
+        last_n = row_limit(query.last_n)
         if query.max_tokens is not None:
             fits = ["w.w_used <= %(max_tokens)s"]
             params["max_tokens"] = query.max_tokens
@@ -474,6 +455,26 @@ class BaseDialect:
     def subscribe(self, alias: str, chronicum_id: str) -> Subscription | None:
         """Wake-ups for a follower of ``chronicum_id``; ``None``: followers poll."""
         return None
+
+    searches = False
+    """Whether ``search`` works here (an index the database keeps: ``search.py``)."""
+
+    def search(
+        self,
+        config: str,
+        owner_id: str,
+        query: SearchQuery,
+        wanted: ActaQuery,
+        chronica: frozenset[str] | None,
+        limit: int,
+        offset: int,
+    ) -> SearchRead:
+        """The statement of ``DjangoStore.search`` and what turns its rows into hits."""
+        raise StoreUnsupported(f"{type(self).__name__} has no full-text search")
+
+    def matching(self, config: str, query: SearchQuery) -> tuple[str, list[Any]]:
+        """A subquery of the ``seq`` of every actum, of any owner, that matches."""
+        raise StoreUnsupported(f"{type(self).__name__} has no full-text search")
 
     def retry_when_locked(self, connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
         """Run ``write``, a whole transaction of ours (only SQLite runs it again)."""

@@ -17,9 +17,9 @@ from ...interfaces import WindowPage
 from ...validation.jsondata import RawJSON, dumps_data
 from ...values import ActaQuery, Actum, Chronicum, Recorded
 from ...windows import cut_page
-from .base import BaseDialect, filters
+from .base import BaseDialect
 from .rows import acta_of, batch_json, stamped, utc
-from .sql import ACTUM_COLUMNS
+from .sql import ACTUM_COLUMNS, filters
 
 __all__ = ["compact", "fork", "window"]
 

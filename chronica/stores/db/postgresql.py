@@ -17,9 +17,11 @@ from typing import Any
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ...interfaces import Create, Subscription
-from ...values import Actum, Recorded
+from ...search import SearchQuery
+from ...values import ActaQuery, Actum, Recorded
 from ..listener import NOTIFY_CHANNEL, PG_NOTIFY, notify_if_followed
-from .base import BaseDialect
+from . import search
+from .base import BaseDialect, SearchRead
 from .rows import batch_json, stamped
 
 __all__ = ["PostgreSQLDialect"]
@@ -223,3 +225,42 @@ class PostgreSQLDialect(BaseDialect):
         from ..listener import listen
 
         return listen(alias, chronicum_id)
+
+    searches = True
+
+    def search(
+        self,
+        config: str,
+        owner_id: str,
+        query: SearchQuery,
+        wanted: ActaQuery,
+        chronica: frozenset[str] | None,
+        limit: int,
+        offset: int,
+    ) -> SearchRead:
+        """Full-text search with ``config``, the expression of the index (``search.vector``)
+        compared with the query's ``websearch_to_tsquery``; ``ts_rank_cd``, ``ts_headline``."""
+        (text, params), hits = search.search_statement(
+            search.PG_SEARCH,
+            self.tables,
+            owner_id,
+            query,
+            wanted,
+            chronica,
+            limit,
+            offset,
+            config=config,
+            vector=search.vector(config, "a."),
+            document=search.document("a."),
+            tsquery=search.tsquery(config),
+        )
+        params.update(query=query.websearch(), headline=search.HEADLINE)
+        return (text, params), hits
+
+    def matching(self, config: str, query: SearchQuery) -> tuple[str, list[Any]]:
+        where = search.vector(config).replace("%", "%%")
+        return (
+            f"SELECT seq FROM {self.tables['acta']} WHERE {where}"
+            f" @@ websearch_to_tsquery('{config}'::regconfig, %s)",
+            [query.websearch()],
+        )

@@ -13,6 +13,10 @@ table partitioned or sharded by ``chronicum_id`` is read in one partition.
 
 from __future__ import annotations
 
+from typing import Any
+
+from ...values import FILTERS, ActaQuery
+
 ACTUM_COLUMNS = (
     "id",
     "kind",
@@ -225,3 +229,27 @@ DELETE FROM {acta} WHERE {chronicum_is} AND seq IN (
     SELECT seq FROM {acta} WHERE {chronicum_is} ORDER BY chronicum_id, seq LIMIT %(count)s
 )
 """
+
+
+_NO_LIMIT = 2**63 - 1
+
+
+def row_limit(last_n: int) -> int | None:
+    """``last_n`` as a ``LIMIT``: ``None`` beyond any BIGINT, which the database would
+    refuse as out of range (no limit is what the caller asked for)."""
+    return last_n if 0 < last_n < _NO_LIMIT else None
+
+
+def filters(query: ActaQuery) -> tuple[str, dict[str, Any]]:
+    """The conditions the query's filters put on the acta (each `` AND column IN (...)``)
+    and their parameters: the one place a filter becomes SQL."""
+    where: list[str] = []
+    params: dict[str, Any] = {}
+    for declared in FILTERS:
+        values = sorted(str(v) for v in getattr(query, declared.field))
+        if values:
+            names = [f"{declared.name}_{i}" for i in range(len(values))]
+            listed = ", ".join(f"%({name})s" for name in names)
+            where.append(f" AND {declared.attribute} IN ({listed})")
+            params.update(zip(names, values, strict=True))
+    return "".join(where), params

@@ -19,8 +19,10 @@ from django.db import OperationalError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ...interfaces import Create
-from ...values import Actum, Recorded
-from .base import BaseDialect
+from ...search import SearchQuery
+from ...values import ActaQuery, Actum, Recorded
+from . import search
+from .base import BaseDialect, SearchRead
 from .rows import batch_json, stamped
 
 __all__ = ["SQLITE_LOCK_ATTEMPTS", "SQLiteDialect"]
@@ -113,6 +115,30 @@ class SQLiteDialect(BaseDialect):
                 return Recorded(stamped(acta, at))
 
         return self.retry_when_locked(connection, write)
+
+    searches = True
+
+    def search(
+        self,
+        config: str,
+        owner_id: str,
+        query: SearchQuery,
+        wanted: ActaQuery,
+        chronica: frozenset[str] | None,
+        limit: int,
+        offset: int,
+    ) -> SearchRead:
+        """FTS5: the table the triggers keep, ``MATCH`` the query in FTS5's language (each
+        term a quoted string), ``bm25``, ``snippet()``. ``config`` is PostgreSQL's."""
+        (text, params), hits = search.search_statement(
+            search.SQLITE_SEARCH, self.tables, owner_id, query, wanted, chronica, limit, offset
+        )
+        params["query"] = query.fts5()
+        return (text, params), hits
+
+    def matching(self, config: str, query: SearchQuery) -> tuple[str, list[Any]]:
+        table = search.FTS5_TABLE
+        return f"SELECT rowid FROM {table} WHERE {table} MATCH %s", [query.fts5()]
 
     def retry_when_locked(self, connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
         """Run ``write`` (a whole transaction of ours) again when SQLite gave up waiting

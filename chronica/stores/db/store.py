@@ -12,12 +12,14 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from ... import models
 from ...errors import ChronicumNotFound
 from ...interfaces import BaseStore, Create, FollowPage, Subscription, WindowPage
+from ...search import SearchQuery
 from ...values import (
     ActaQuery,
     Actum,
     Chronicum,
     NamespaceListing,
     Recorded,
+    SearchHit,
     StateChange,
     StateView,
 )
@@ -51,6 +53,11 @@ class DjangoStore(BaseStore):
 
     def __init__(self, using: str | None = None) -> None:
         self.using = using
+
+    @property
+    def supports_search(self) -> bool:  # type: ignore[override]
+        """Whether the database searches (PostgreSQL, SQLite: ``search.py``)."""
+        return dialect_of(connections[self.alias]).searches
 
     def __repr__(self) -> str:
         return f"<DjangoStore using={self.using!r}>"
@@ -271,6 +278,25 @@ class DjangoStore(BaseStore):
     def list_namespace(self, owner_id: str | None, namespace: str) -> NamespaceListing:
         connection = self._connection()
         return state.list_namespace(dialect_of(connection), connection, owner_id, namespace)
+
+    def search(
+        self,
+        owner_id: str,
+        query: SearchQuery,
+        filters: ActaQuery,
+        *,
+        chronica: frozenset[str] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+    ) -> list[SearchHit]:
+        from ...conf import chronica_settings
+
+        config = chronica_settings.SEARCH_CONFIG
+        return self._read(
+            lambda dialect, _: dialect.search(
+                config, owner_id, query, filters, chronica, limit, offset
+            )
+        )
 
     def compact(
         self,

@@ -1,0 +1,150 @@
+"""Search's SQL: an index the database keeps itself, and the one statement of a search.
+
+The database, not Python, keeps the index, so that every writer's rows are in it (the
+Go library's seed-only writers, raw SQL) and a row updated or deleted by anyone is
+found by what it holds now, or not at all:
+
+* PostgreSQL: an expression index (GIN) on ``VECTOR``, the ``tsvector`` of an actum's
+  content and of the strings inside its ``data`` in ``CHRONICA["SEARCH_CONFIG"]``; a
+  search compares the very same expression, so the planner can use the index.
+* SQLite: the FTS5 table ``acta_search`` (rowid = the actum's ``seq``), kept by
+  triggers on ``acta`` for every INSERT, UPDATE of ``content`` or ``data``, and DELETE.
+
+Migration ``0012_search`` builds both from the templates frozen in it; a test holds
+them equal to these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...search import HIGHLIGHT, SearchQuery
+from ...values import ActaQuery, SearchHit
+from . import sql
+from .rows import acta_of
+from .sql import filters
+
+__all__ = [
+    "FTS5_TABLE",
+    "FTS5_TEXT",
+    "HEADLINE",
+    "INDEX_NAME",
+    "PG_SEARCH",
+    "SQLITE_SEARCH",
+    "document",
+    "search_statement",
+    "tsquery",
+    "vector",
+]
+
+INDEX_NAME = "acta_search"
+"""The name of PostgreSQL's index, and of SQLite's FTS5 table."""
+FTS5_TABLE = INDEX_NAME
+
+# -- PostgreSQL ------------------------------------------------------------------------
+
+
+def vector(config: str, table: str = "") -> str:
+    """The ``tsvector`` an actum is indexed and searched by (``config``: a checked name,
+    ``CHRONICA["SEARCH_CONFIG"]``). Character for character the expression of the index:
+    a search that spells it otherwise cannot use it."""
+    return (
+        f"(to_tsvector('{config}'::regconfig, {table}content)"
+        f" || jsonb_to_tsvector('{config}'::regconfig, COALESCE({table}data, 'null'::jsonb),"
+        " '[\"string\"]'::jsonb))"
+    )
+
+
+def tsquery(config: str) -> str:
+    """The query, from its ``websearch`` form (``chronica.search``)."""
+    return f"websearch_to_tsquery('{config}'::regconfig, %(query)s)"
+
+
+def document(table: str) -> str:
+    # The text a snippet is cut from: content, then the strings inside data.
+    return (
+        f"concat_ws(' ', {table}content, (SELECT string_agg(s #>> '{{}}', ' ')"
+        f" FROM jsonb_path_query({table}data, 'strict $.**') s"
+        " WHERE jsonb_typeof(s) = 'string'))"
+    )
+
+
+HEADLINE = (
+    f"StartSel={HIGHLIGHT[0]}, StopSel={HIGHLIGHT[1]}, MinWords=8, MaxWords=24,"
+    ' MaxFragments=1, FragmentDelimiter=" … "'
+)
+
+# The owner's acta that match, best first, ties newest first; the owner checked by the
+# join, the credential's chronica by {only}; the snippets only for the page's hits. The
+# query is a constant of the statement (not a CTE's column), so the index can serve it.
+PG_SEARCH = """
+SELECT {a_columns}, h.w_rank,
+       ts_headline('{config}'::regconfig, {document}, {tsquery}, %(headline)s)
+FROM (
+    SELECT a.seq, ts_rank_cd({vector}, {tsquery}) AS w_rank
+    FROM {acta} a JOIN {chronica} c ON c.id = a.chronicum_id
+    WHERE c.owner_id = %(owner_id)s AND {vector} @@ {tsquery}{filters}{only}
+    ORDER BY w_rank DESC, a.seq DESC LIMIT %(limit)s OFFSET %(offset)s
+) h JOIN {acta} a ON a.seq = h.seq
+ORDER BY h.w_rank DESC, h.seq DESC
+"""
+
+# -- SQLite ---------------------------------------------------------------------------
+
+
+def FTS5_TEXT(row: str) -> str:
+    """What the FTS5 table holds of the actum ``row`` (``new``, ``a``): its content and the
+    strings inside its data (SQLite stores ``data`` as JSON text; Django's JSONField
+    checks that it is valid)."""
+    return (
+        f"{row}.content || ' ' || COALESCE((SELECT group_concat(value, ' ')"
+        f" FROM json_tree({row}.data) WHERE type = 'text'), '')"
+    )
+
+
+SQLITE_SEARCH = f"""
+SELECT {{a_columns}}, -bm25({FTS5_TABLE}) AS w_rank,
+       snippet({FTS5_TABLE}, 0, '{HIGHLIGHT[0]}', '{HIGHLIGHT[1]}', '…', 24)
+FROM {FTS5_TABLE} JOIN {{acta}} a ON a.seq = {FTS5_TABLE}.rowid
+JOIN {{chronica}} c ON c.id = a.chronicum_id
+WHERE {FTS5_TABLE} MATCH %(query)s AND c.owner_id = %(owner_id)s{{filters}}{{only}}
+ORDER BY w_rank DESC, a.seq DESC LIMIT %(limit)s OFFSET %(offset)s
+"""
+
+# -- both ---------------------------------------------------------------------------------
+
+
+def search_statement(
+    template: str,
+    tables: dict[str, str],
+    owner_id: str,
+    query: SearchQuery,
+    wanted: ActaQuery,
+    chronica: frozenset[str] | None,
+    limit: int,
+    offset: int,
+    **pieces: str,
+) -> tuple[tuple[str, dict[str, Any]], Callable[[list[tuple[Any, ...]]], list[SearchHit]]]:
+    """The statement of a search (``template`` with the owner, ``wanted``'s filters, the
+    chronica allowed) and what turns its rows (the chronicum's ID, the actum's columns,
+    rank, snippet) into hits. The query goes in as ``%(query)s``: the caller sets it in
+    its database's language."""
+    where, params = filters(wanted)
+    where = where.replace(" AND ", " AND a.")
+    only = ""
+    if chronica is not None:
+        names = [f"only_{i}" for i in range(len(chronica))]
+        only = f" AND a.chronicum_id IN ({', '.join(f'%({n})s' for n in names)})"
+        params.update(zip(names, sorted(chronica), strict=True))
+    params.update(owner_id=owner_id, limit=limit, offset=offset)
+    columns = "a.chronicum_id, " + ", ".join("a." + column for column in sql.ACTUM_COLUMNS)
+    text = template.format(**tables, a_columns=columns, filters=where, only=only, **pieces)
+
+    def hits(rows: list[tuple[Any, ...]]) -> list[SearchHit]:
+        return [
+            SearchHit(acta_of(row[0], [row[1:-2]])[0], float(row[-2]), row[-1] or "")
+            for row in rows
+        ]
+
+    return (text, params), hits
