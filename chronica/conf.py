@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "READ_DATABASES": (),
     "AGENT_THROTTLE_RATE": "1000/min",
     "OTEL_RECORD_CONTENT": False,
+    "RETENTION": [],
 }
 
 RETIRED: dict[str, str] = {

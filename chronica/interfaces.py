@@ -23,6 +23,8 @@ and re-create by another owner can come between the check and the work:
 ``supports_pop``     ``pop``
 ``supports_follow``  ``acta_after`` (and ``subscribe``, to wake followers)
 ``supports_state``   ``read_state`` and ``list_namespace`` (written by ``append``)
+``supports_forget``  ``redact``, ``redactions``, ``erase`` and ``expire``: forgetting
+                     one actum, one owner, or what a retention rule names
 ==================  ===========================================================
 
 Nobody has to inherit ``BaseStore``; a store that does gets ``record``,
@@ -33,7 +35,8 @@ cases that specify each ability.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, Protocol, runtime_checkable
 
 from .errors import StoreUnsupported
@@ -41,6 +44,7 @@ from .values import (
     ActaQuery,
     Actum,
     Chronicum,
+    Erasure,
     NamespaceListing,
     Recorded,
     StateChange,
@@ -71,7 +75,7 @@ FollowPage = tuple[list[Actum], int, bool]
 """``acta_after``'s answer: the acta, oldest first; the position to read from next; and
 whether more are ready now (the page was cut by its limit or byte budget)."""
 
-ABILITIES = ("append", "window", "listing", "delete", "pop", "follow", "state")
+ABILITIES = ("append", "window", "listing", "delete", "pop", "follow", "state", "forget")
 """The optional abilities, as their ``supports_<name>`` flags name them."""
 
 
@@ -137,6 +141,7 @@ class BaseStore:
     supports_pop = False
     supports_follow = False
     supports_state = False
+    supports_forget = False
 
     def create(self, chronicum: Chronicum) -> None:
         raise NotImplementedError(f"{type(self).__name__} must define create()")
@@ -290,6 +295,57 @@ class BaseStore:
         with their state, oldest ``last_activity_at`` first, ties by owner then ID; the
         owner states of the owners listed; the namespace state."""
         raise StoreUnsupported(f"{type(self).__name__} keeps no state (supports_state)")
+
+    def redact(
+        self, owner_id: str, chronicum_id: str, actum_id: str, *, reason: str, at: dt.datetime
+    ) -> Actum | None:
+        """Empty the actum ``actum_id`` of the chronicum of ``owner_id``: ``content``
+        ``""``, ``data`` ``None``, its token count 0, ``redacted`` set to ``(at,
+        reason)``, in one step with the owner's check; the actum as it is now. An actum
+        redacted before keeps its first ``redacted``. ``None``, changing nothing, where
+        the chronicum is missing or another owner's or holds no such actum. Followers
+        are woken."""
+        raise StoreUnsupported(f"{type(self).__name__} cannot redact (supports_forget)")
+
+    def redactions(
+        self, owner_id: str, chronicum_id: str, since: dt.datetime, position: int
+    ) -> list[Actum]:
+        """The acta of the chronicum at or before ``position`` (an ``acta_after``
+        position) redacted at ``since`` or later, in write order."""
+        raise StoreUnsupported(f"{type(self).__name__} cannot redact (supports_forget)")
+
+    def erase(
+        self,
+        owner_id: str,
+        *,
+        reason: str,
+        dry_run: bool = False,
+        before_commit: Callable[[bool], Mapping[str, int]] | None = None,
+    ) -> Erasure:
+        """Remove every chronicum of ``owner_id`` with its acta and state, the owner's
+        shared state and the credentials the owner issued, in short transactions, and
+        keep a record of it (no owner ID once complete). ``before_commit(dry_run)``
+        runs in the last transaction and answers more rows removed, by table. A write
+        for the owner racing with it lands before and is erased, or is refused; nothing
+        of the owner is left when it returns. An erasure that was interrupted is taken
+        up again by the next. ``dry_run``: count, remove nothing."""
+        raise StoreUnsupported(f"{type(self).__name__} cannot erase (supports_forget)")
+
+    def expire(
+        self,
+        action: str,
+        cutoff: dt.datetime,
+        kinds: frozenset[str],
+        *,
+        reason: str,
+        dry_run: bool = False,
+    ) -> dict[str, int]:
+        """A retention rule: ``"redact"`` the acta (of ``kinds``; empty: all) recorded
+        before ``cutoff`` that are not redacted yet, or ``"delete"`` the chronica whose
+        last activity is before it, with their acta; a batch at a time, beside
+        concurrent writers (a chronicum written to meanwhile stays). The rows it
+        changed (``dry_run``: would change), by table."""
+        raise StoreUnsupported(f"{type(self).__name__} cannot expire (supports_forget)")
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the caller's transaction commits (at once when there is

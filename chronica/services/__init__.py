@@ -45,6 +45,7 @@ from .credentials import (
     revoke_credential,
 )
 from .following import Follower, Following
+from .forgetting import Forgetting
 from .identity import AgentIdentity, Identity, OwnerIdentity
 from .lifecycle import Lifecycle
 from .reading import Reading
@@ -71,9 +72,11 @@ __all__ = [
     "StateConflict",
     "StoreUnsupported",
     "TokenCounter",
+    "aapply_retention",
     "acreate_chronicum",
     "acting_as",
     "adelete_chronicum",
+    "aerase_owner",
     "afollow",
     "aget_acta",
     "aget_acta_page",
@@ -86,11 +89,14 @@ __all__ = [
     "arecord",
     "arecord_acta",
     "arecord_actum",
+    "aredact_actum",
     "aupdate_state",
+    "apply_retention",
     "authenticate_credential",
     "create_chronicum",
     "credential_active",
     "delete_chronicum",
+    "erase_owner",
     "get_acta",
     "get_acta_page",
     "get_chronicarius",
@@ -107,6 +113,7 @@ __all__ = [
     "record",
     "record_acta",
     "record_actum",
+    "redact_actum",
     "revoke_credential",
     "update_state",
 ]
@@ -116,7 +123,7 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-class Chronicarius(Writing, Reading, Lifecycle, State, Following):
+class Chronicarius(Writing, Reading, Lifecycle, State, Following, Forgetting):
     """The one object that enforces the rules; apps talk only to it.
 
     Every call names an owner. A chronicum that belongs to someone else answers
@@ -309,3 +316,9 @@ aupdate_state = _on_configured_async(Chronicarius.aupdate_state)
 aget_state = _on_configured_async(Chronicarius.aget_state)
 alist_namespace = _on_configured_async(Chronicarius.alist_namespace)
 afollow = _on_configured(Chronicarius.afollow)
+redact_actum = _on_configured(Chronicarius.redact_actum)
+erase_owner = _on_configured(Chronicarius.erase_owner)
+apply_retention = _on_configured(Chronicarius.apply_retention)
+aredact_actum = _on_configured_async(Chronicarius.aredact_actum)
+aerase_owner = _on_configured_async(Chronicarius.aerase_owner)
+aapply_retention = _on_configured_async(Chronicarius.aapply_retention)

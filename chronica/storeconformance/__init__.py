@@ -15,7 +15,8 @@ The suite is the specification of a store. Use it in a few lines::
 Each optional ability of ``chronica.interfaces.BaseStore`` has its suite too, for a
 store that sets its ``supports_*`` flag: ``AppendConformance``,
 ``WindowConformance``, ``ListingConformance``, ``DeleteConformance``,
-``PopConformance``, ``FollowConformance`` and ``StateConformance``. ``ALL_SUITES``
+``PopConformance``, ``FollowConformance``, ``StateConformance`` and
+``ForgetConformance``. ``ALL_SUITES``
 lists every suite; ``suites_for(store)`` the ones a store must pass.
 
 The classes work under pytest as they are and as mixins of ``unittest.TestCase``
@@ -39,6 +40,7 @@ from ..interfaces import IdempotentStore, Store
 from .append import AppendConformance
 from .base import _Base
 from .follow import FollowConformance
+from .forget import ForgetConformance
 from .lifecycle import DeleteConformance, ListingConformance, PopConformance
 from .state import StateConformance
 from .store import IdempotentStoreConformance, StoreConformance
@@ -49,6 +51,7 @@ __all__ = [
     "AppendConformance",
     "DeleteConformance",
     "FollowConformance",
+    "ForgetConformance",
     "IdempotentStoreConformance",
     "ListingConformance",
     "PopConformance",
@@ -72,6 +75,7 @@ ALL_SUITES: dict[str, type[_Base]] = {
     "pop": PopConformance,
     "follow": FollowConformance,
     "state": StateConformance,
+    "forget": ForgetConformance,
 }
 """Every suite: the seed's two by the protocol they specify, the others by the ability
 (``supports_<name>``) they specify."""

@@ -9,7 +9,7 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 
 from ...validation.jsondata import RawJSON, loads_data
-from ...values import ActorKind, Actum, ActumKind
+from ...values import ActorKind, Actum, ActumKind, Redaction
 
 __all__ = ["acta_of", "utc"]
 
@@ -48,6 +48,7 @@ def acta_of(chronicum_id: str, rows: Iterable[Sequence[Any]], *, raw: bool = Fal
             call_id=row[6],
             data=_data(row[7], raw),
             recorded_by=row[8],
+            redacted=None if row[9] is None else Redaction(utc(row[9]), row[10] or ""),
         )
         for row in rows
     ]

@@ -3,7 +3,8 @@ dialect of the connection it runs on."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, router, transaction
@@ -16,12 +17,13 @@ from ...values import (
     ActaQuery,
     Actum,
     Chronicum,
+    Erasure,
     NamespaceListing,
     Recorded,
     StateChange,
     StateView,
 )
-from . import replicas, state
+from . import forgetting, replicas, state
 from .base import BaseDialect
 from .dialects import dialect_of
 from .rows import acta_of, utc
@@ -46,6 +48,7 @@ class DjangoStore(BaseStore):
     supports_pop = True
     supports_follow = True
     supports_state = True
+    supports_forget = True
 
     def __init__(self, using: str | None = None) -> None:
         self.using = using
@@ -267,6 +270,71 @@ class DjangoStore(BaseStore):
     def list_namespace(self, owner_id: str | None, namespace: str) -> NamespaceListing:
         connection = self._connection()
         return state.list_namespace(dialect_of(connection), connection, owner_id, namespace)
+
+    # -- forgetting (``forgetting``) ----------------------------------------------
+
+    def redact(
+        self, owner_id: str, chronicum_id: str, actum_id: str, *, reason: str, at: dt.datetime
+    ) -> Actum | None:
+        connection = self._connection()
+        dialect = dialect_of(connection)
+        params = {
+            "chronicum_id": chronicum_id,
+            "owner_id": owner_id,
+            "actum_id": actum_id,
+            "reason": reason,
+            "at": dialect.time(connection, at),
+        }
+
+        def redact() -> Actum | None:
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                cursor.execute(dialect.statement("REDACT"), params)
+                rows = cursor.fetchall()
+                if rows:
+                    dialect.deleted(cursor, chronicum_id)  # wakes its followers
+            return acta_of(chronicum_id, rows[:1])[0] if rows else None
+
+        redacted = dialect.retry_when_locked(connection, redact)
+        self._written()
+        return redacted
+
+    def redactions(
+        self, owner_id: str, chronicum_id: str, since: dt.datetime, position: int
+    ) -> list[Actum]:
+        return forgetting.redactions(self._connection(), owner_id, chronicum_id, since, position)
+
+    def erase(
+        self,
+        owner_id: str,
+        *,
+        reason: str,
+        dry_run: bool = False,
+        before_commit: Callable[[bool], Mapping[str, int]] | None = None,
+    ) -> Erasure:
+        erasure = forgetting.erase(
+            self._connection(),
+            owner_id,
+            reason=reason,
+            dry_run=dry_run,
+            before_commit=before_commit,
+        )
+        self._written()
+        return erasure
+
+    def expire(
+        self,
+        action: str,
+        cutoff: dt.datetime,
+        kinds: frozenset[str],
+        *,
+        reason: str,
+        dry_run: bool = False,
+    ) -> dict[str, int]:
+        done = forgetting.expire(
+            self._connection(), action, cutoff, kinds, reason=reason, dry_run=dry_run
+        )
+        self._written()
+        return done
 
 
 state_write = state.write
