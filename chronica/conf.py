@@ -210,6 +210,19 @@ class ChronicaSettings:
             )
         return value
 
+    @property
+    def RETENTION(self) -> list[Any]:
+        """The retention rules ``apply_retention`` follows (``chronica.retention``); a
+        malformed one is ``ImproperlyConfigured`` here and chronica.E019 in ``check``."""
+        from .retention import parse_rules
+
+        value = self._get("RETENTION")
+        try:
+            parse_rules(value)
+        except ValueError as exc:
+            raise ImproperlyConfigured(str(exc)) from None
+        return list(value or [])
+
     def token_counter(self) -> Callable[[Any], int]:
         """``CHRONICA['TOKEN_COUNTER']``: ``(Actum) -> int``, taken when an actum is recorded."""
         return _resolve("TOKEN_COUNTER", self.TOKEN_COUNTER)

@@ -180,7 +180,7 @@ class ErasureRecord(models.Model):
     of the owner takes the erasure up again. It is emptied when the erasure completes."""
 
     owner_hash = models.CharField("owner hash", max_length=64, db_index=True)
-    erasing_owner = models.CharField(  # noqa: DJ001
+    erasing_owner = models.CharField(
         "owner being erased", max_length=255, null=True, blank=True, unique=True
     )
     reason = models.TextField(blank=True, default="")

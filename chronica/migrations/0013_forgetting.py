@@ -7,41 +7,64 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('chronica', '0010_drop_functions'),
+        ("chronica", "0010_drop_functions"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ErasureRecord',
+            name="ErasureRecord",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('owner_hash', models.CharField(db_index=True, max_length=64, verbose_name='owner hash')),
-                ('erasing_owner', models.CharField(blank=True, max_length=255, null=True, unique=True, verbose_name='owner being erased')),
-                ('reason', models.TextField(blank=True, default='')),
-                ('started_at', models.DateTimeField(verbose_name='started')),
-                ('completed_at', models.DateTimeField(blank=True, null=True, verbose_name='completed')),
-                ('counts', models.JSONField(blank=True, default=dict)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "owner_hash",
+                    models.CharField(db_index=True, max_length=64, verbose_name="owner hash"),
+                ),
+                (
+                    "erasing_owner",
+                    models.CharField(
+                        blank=True,
+                        max_length=255,
+                        null=True,
+                        unique=True,
+                        verbose_name="owner being erased",
+                    ),
+                ),
+                ("reason", models.TextField(blank=True, default="")),
+                ("started_at", models.DateTimeField(verbose_name="started")),
+                (
+                    "completed_at",
+                    models.DateTimeField(blank=True, null=True, verbose_name="completed"),
+                ),
+                ("counts", models.JSONField(blank=True, default=dict)),
             ],
             options={
-                'verbose_name': 'erasure',
-                'db_table': 'chronica_erasures',
-                'ordering': ['-started_at'],
+                "verbose_name": "erasure",
+                "db_table": "chronica_erasures",
+                "ordering": ["-started_at"],
             },
         ),
         migrations.AddField(
-            model_name='actum',
-            name='redacted_at',
-            field=models.DateTimeField(blank=True, null=True, verbose_name='redacted'),
+            model_name="actum",
+            name="redacted_at",
+            field=models.DateTimeField(blank=True, null=True, verbose_name="redacted"),
         ),
         migrations.AddField(
-            model_name='actum',
-            name='redacted_reason',
-            field=models.TextField(blank=True, null=True, verbose_name='redaction reason'),
+            model_name="actum",
+            name="redacted_reason",
+            field=models.TextField(blank=True, null=True, verbose_name="redaction reason"),
         ),
         migrations.AddIndex(
-            model_name='actum',
-            index=models.Index(condition=models.Q(('redacted_at__isnull', False)), fields=['chronicum', 'redacted_at'], name='acta_redacted'),
+            model_name="actum",
+            index=models.Index(
+                condition=models.Q(("redacted_at__isnull", False)),
+                fields=["chronicum", "redacted_at"],
+                name="acta_redacted",
+            ),
         ),
     ]

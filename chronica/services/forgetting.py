@@ -34,9 +34,7 @@ class Forgetting(ChronicariusBase):
     """What a person may ask chronica to forget."""
 
     def _forgetting(self, what: str) -> Any:
-        return self._require(
-            getattr(self.store, "supports_forget", False), what, "supports_forget"
-        )
+        return self._require(getattr(self.store, "supports_forget", False), what, "supports_forget")
 
     def redact_actum(
         self, owner_id: str, chronicum_id: str, actum_id: str, *, reason: str = ""
@@ -56,7 +54,7 @@ class Forgetting(ChronicariusBase):
         if not isinstance(actum_id, str):
             raise InvalidQuery(f"actum_id must be a string, not {type(actum_id).__name__}")
         now = dt.datetime.now(dt.UTC)
-        actum = (
+        actum: Actum | None = (
             store.redact(owner_id, chronicum_id, actum_id, reason=reason, at=now)
             if storable(actum_id)
             else None
@@ -150,4 +148,3 @@ class Forgetting(ChronicariusBase):
     aredact_actum = async_twin(redact_actum)
     aerase_owner = async_twin(erase_owner)
     aapply_retention = async_twin(apply_retention)
-

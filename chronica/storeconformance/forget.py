@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import threading
 from typing import Any
@@ -37,7 +38,9 @@ class ForgetConformance(_Base):
         assert redacted is not None
         _expect(redacted.content == "" and redacted.data is None, f"emptied: {redacted!r}")
         _expect(redacted.redacted is not None and redacted.redacted.at == at, "when")
-        _expect(redacted.redacted is not None and redacted.redacted.reason == "a card number", "why")
+        _expect(
+            redacted.redacted is not None and redacted.redacted.reason == "a card number", "why"
+        )
         read = store.acta(cid, ActaQuery())
         _expect([a.id for a in read] == [call.id, after.id], "the order stays")
         kept = read[0]
@@ -65,7 +68,8 @@ class ForgetConformance(_Base):
         later = self._at() + dt.timedelta(seconds=5)
         again = store.redact("ardian", cid, actum.id, reason="second", at=later)
         _expect(again is not None and first is not None, "both answer the actum")
-        assert again is not None and first is not None
+        assert again is not None
+        assert first is not None
         _expect(again.redacted == first.redacted, f"the first redaction stays: {again!r}")
 
     def test_only_the_owner_redacts_and_only_an_actum_of_the_chronicum(self) -> None:
@@ -163,9 +167,7 @@ class ForgetConformance(_Base):
         def write(i: int) -> None:
             if i == 0:
                 try:
-                    erasures.append(
-                        store.erase(owner, reason="race", before_commit=before_commit)
-                    )
+                    erasures.append(store.erase(owner, reason="race", before_commit=before_commit))
                 finally:
                     finished.set()
                 return
@@ -182,10 +184,8 @@ class ForgetConformance(_Base):
         _expect(len(erasures) == 1, "the erasure returned")
         left: set[str] = set()
         for cid in chronica:
-            try:
+            with contextlib.suppress(ChronicumNotFound):
                 left |= {a.id for a in store.acta(cid, ActaQuery())}
-            except ChronicumNotFound:
-                pass
         _expect(
             not set(landed_before) & left,
             "every write that landed before the erasure's last step is gone",

@@ -326,9 +326,7 @@ class InMemoryStore(BaseStore):
             pairs = list(zip(entry.acta, entry.positions, strict=True))
         finally:
             entry.lock.release()
-        return [
-            a for a, p in pairs if p <= position and a.redacted and a.redacted.at >= since
-        ]
+        return [a for a, p in pairs if p <= position and a.redacted and a.redacted.at >= since]
 
     def erase(
         self,
@@ -453,9 +451,7 @@ class InMemoryStore(BaseStore):
 
 def _redacted(actum: Actum, redaction: Redaction) -> Actum:
     """The actum emptied, keeping a redaction it had."""
-    return dataclasses.replace(
-        actum, content="", data=None, redacted=actum.redacted or redaction
-    )
+    return dataclasses.replace(actum, content="", data=None, redacted=actum.redacted or redaction)
 
 
 def _as_read(acta: list[Actum], query: ActaQuery) -> list[Actum]:

@@ -329,4 +329,3 @@ def _expire_delete(
     while _in_transaction(connection, one) >= batch:
         pass
     return dict(counts)
-
