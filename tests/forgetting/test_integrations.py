@@ -98,3 +98,26 @@ def test_google_adk_session_service():
     assert back is not None
     assert len(back.events) == 1
     assert "4111" not in repr(back.events)
+
+
+def test_pydantic_ai_records_are_erased_with_the_owner():
+    pytest.importorskip("pydantic_ai")
+    from pydantic_ai.conversation import Conversation
+    from pydantic_ai.messages import ModelRequest, UserPromptPart
+
+    from chronica.integrations.pydantic_ai import ChronicaConversationStore
+    from chronica.integrations.pydantic_ai.models import PydanticAIConversation, PydanticAIEntry
+
+    store = ChronicaConversationStore()
+    messages = [ModelRequest(parts=[UserPromptPart("a quiet table for four")])]
+    for owner in (OWNER, "rafa"):
+        conversation = Conversation(messages=messages, conversation_id=f"{owner}-dinner")
+        asyncio.run(store.save(conversation, scope=owner))
+    planned = services.erase_owner(OWNER, dry_run=True)
+    assert planned.counts["chronica_pydantic_ai_conversations"] == 1
+    erasure = services.erase_owner(OWNER)
+    assert erasure.counts["chronica_pydantic_ai_conversations"] == 1
+    assert erasure.counts["chronica_pydantic_ai_entries"] == 1
+    assert list(PydanticAIConversation.objects.values_list("owner_id", flat=True)) == ["rafa"]
+    assert PydanticAIEntry.objects.count() == 1
+    assert asyncio.run(store.load(f"{OWNER}-dinner", scope=OWNER)) is None
