@@ -45,6 +45,13 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
                 id="chronica.W005",
             )
         )
+    if "RETENTION" in value:
+        from .retention import parse_rules
+
+        try:
+            parse_rules(value["RETENTION"])
+        except ValueError as exc:
+            errors.append(Error(str(exc), id="chronica.E019"))
     store: Callable[..., Any] | None = None
     for name, check_id in (
         ("STORE", "chronica.E003"),

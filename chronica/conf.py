@@ -27,6 +27,7 @@ DEFAULTS: dict[str, Any] = {
     "AGENT_THROTTLE_RATE": "1000/min",
     "OTEL_RECORD_CONTENT": False,
     "SEARCH_CONFIG": "simple",
+    "RETENTION": [],
 }
 
 RETIRED: dict[str, str] = {
@@ -224,6 +225,19 @@ class ChronicaSettings:
                 f" (such as 'simple' or 'english'), not {value!r}"
             )
         return value
+
+    @property
+    def RETENTION(self) -> list[Any]:
+        """The retention rules ``apply_retention`` follows (``chronica.retention``); a
+        malformed one is ``ImproperlyConfigured`` here and chronica.E019 in ``check``."""
+        from .retention import parse_rules
+
+        value = self._get("RETENTION")
+        try:
+            parse_rules(value)
+        except ValueError as exc:
+            raise ImproperlyConfigured(str(exc)) from None
+        return list(value or [])
 
     def token_counter(self) -> Callable[[Any], int]:
         """``CHRONICA['TOKEN_COUNTER']``: ``(Actum) -> int``, taken when an actum is recorded."""

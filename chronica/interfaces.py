@@ -27,6 +27,8 @@ and re-create by another owner can come between the check and the work:
 ``supports_compaction`` ``compact`` and ``ActaQuery.compacted`` in ``window`` and
                      ``acta_after``
 ``supports_search``  ``search``: an owner's acta that match a query, best first
+``supports_forget``  ``redact``, ``redactions``, ``erase`` and ``expire``: forgetting
+                     one actum, one owner, or what a retention rule names
 ==================  ===========================================================
 
 Nobody has to inherit ``BaseStore``; a store that does gets ``record``,
@@ -37,7 +39,8 @@ cases that specify each ability.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, Protocol, runtime_checkable
 
 from .errors import StoreUnsupported
@@ -46,6 +49,7 @@ from .values import (
     ActaQuery,
     Actum,
     Chronicum,
+    Erasure,
     NamespaceListing,
     Recorded,
     SearchHit,
@@ -88,6 +92,7 @@ ABILITIES = (
     "fork",
     "compaction",
     "search",
+    "forget",
 )
 """The optional abilities, as their ``supports_<name>`` flags name them."""
 
@@ -157,6 +162,7 @@ class BaseStore:
     supports_fork = False
     supports_compaction = False
     supports_search = False
+    supports_forget = False
 
     def create(self, chronicum: Chronicum) -> None:
         raise NotImplementedError(f"{type(self).__name__} must define create()")
@@ -362,6 +368,57 @@ class BaseStore:
         the strings inside its ``data``. An actum changed or removed, by any writer,
         is found by what it holds now, or not at all."""
         raise StoreUnsupported(f"{type(self).__name__} cannot search (supports_search)")
+
+    def redact(
+        self, owner_id: str, chronicum_id: str, actum_id: str, *, reason: str, at: dt.datetime
+    ) -> Actum | None:
+        """Empty the actum ``actum_id`` of the chronicum of ``owner_id``: ``content``
+        ``""``, ``data`` ``None``, its token count 0, ``redacted`` set to ``(at,
+        reason)``, in one step with the owner's check; the actum as it is now. An actum
+        redacted before keeps its first ``redacted``. ``None``, changing nothing, where
+        the chronicum is missing or another owner's or holds no such actum. Followers
+        are woken."""
+        raise StoreUnsupported(f"{type(self).__name__} cannot redact (supports_forget)")
+
+    def redactions(
+        self, owner_id: str, chronicum_id: str, since: dt.datetime, position: int
+    ) -> list[Actum]:
+        """The acta of the chronicum at or before ``position`` (an ``acta_after``
+        position) redacted at ``since`` or later, in write order."""
+        raise StoreUnsupported(f"{type(self).__name__} cannot redact (supports_forget)")
+
+    def erase(
+        self,
+        owner_id: str,
+        *,
+        reason: str,
+        dry_run: bool = False,
+        before_commit: Callable[[bool], Mapping[str, int]] | None = None,
+    ) -> Erasure:
+        """Remove every chronicum of ``owner_id`` with its acta and state, the owner's
+        shared state and the credentials the owner issued, in short transactions, and
+        keep a record of it (no owner ID once complete). ``before_commit(dry_run)``
+        runs in the last transaction and answers more rows removed, by table. A write
+        for the owner racing with it lands before and is erased, or is refused; nothing
+        of the owner is left when it returns. An erasure that was interrupted is taken
+        up again by the next. ``dry_run``: count, remove nothing."""
+        raise StoreUnsupported(f"{type(self).__name__} cannot erase (supports_forget)")
+
+    def expire(
+        self,
+        action: str,
+        cutoff: dt.datetime,
+        kinds: frozenset[str],
+        *,
+        reason: str,
+        dry_run: bool = False,
+    ) -> dict[str, int]:
+        """A retention rule: ``"redact"`` the acta (of ``kinds``; empty: all) recorded
+        before ``cutoff`` that are not redacted yet, or ``"delete"`` the chronica whose
+        last activity is before it, with their acta; a batch at a time, beside
+        concurrent writers (a chronicum written to meanwhile stays). The rows it
+        changed (``dry_run``: would change), by table."""
+        raise StoreUnsupported(f"{type(self).__name__} cannot expire (supports_forget)")
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the caller's transaction commits (at once when there is

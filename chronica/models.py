@@ -88,6 +88,13 @@ class Actum(models.Model):
     compacts = models.CharField(  # noqa: DJ001
         "compacts through", max_length=255, null=True, blank=True
     )
+    # Added for redaction, NULL for every actum that was not redacted (and for a
+    # writer that knows only the seed's columns): when its content and data were
+    # removed, and why.
+    redacted_at = models.DateTimeField("redacted", null=True, blank=True)
+    redacted_reason = models.TextField(  # noqa: DJ001
+        "redaction reason", null=True, blank=True
+    )
 
     class Meta:
         db_table = "acta"
@@ -104,6 +111,13 @@ class Actum(models.Model):
                 fields=["chronicum", "seq"],
                 condition=models.Q(compacts__isnull=False),
                 name="acta_compactions",
+            ),
+            # A follower asks for the acta of its chronicum redacted since it started:
+            # only redacted acta are in it.
+            models.Index(
+                fields=["chronicum", "redacted_at"],
+                name="acta_redacted",
+                condition=models.Q(redacted_at__isnull=False),
             ),
         ]
         constraints = [
@@ -168,3 +182,28 @@ class AgentCredential(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor} ({self.key_id})"
+
+
+class ErasureRecord(models.Model):
+    """That an owner was erased (``erase_owner``): the SHA-256 of the owner ID, when it
+    began and completed, why, and the rows removed by table. ``erasing_owner`` holds the
+    owner ID only while the erasure is under way (or was interrupted): writes that would
+    create a chronicum for that owner are refused meanwhile, and the next ``erase_owner``
+    of the owner takes the erasure up again. It is emptied when the erasure completes."""
+
+    owner_hash = models.CharField("owner hash", max_length=64, db_index=True)
+    erasing_owner = models.CharField(
+        "owner being erased", max_length=255, null=True, blank=True, unique=True
+    )
+    reason = models.TextField(blank=True, default="")
+    started_at = models.DateTimeField("started")
+    completed_at = models.DateTimeField("completed", null=True, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        db_table = "chronica_erasures"
+        verbose_name = "erasure"
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"erasure of {self.owner_hash[:12]}"

@@ -17,10 +17,12 @@ __all__ = [
     "ActumKind",
     "ChronicaPage",
     "Chronicum",
+    "Erasure",
     "Filter",
     "NamespaceListing",
     "Recorded",
     "RecordedActa",
+    "Redaction",
     "SearchHit",
     "StateChange",
     "StateScope",
@@ -75,6 +77,26 @@ def _as_member(members: Mapping[str, StrEnum], value: object) -> object:
     return value
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Redaction:
+    """That an actum's content and data were removed (``Actum.redacted``): when, and
+    the reason given (``""``: none)."""
+
+    at: dt.datetime
+    reason: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Erasure:
+    """What ``erase_owner`` did: the SHA-256 (hex) of the owner ID, never the ID itself;
+    when it completed; the reason given; and the rows removed, by table."""
+
+    owner_hash: str
+    at: dt.datetime
+    reason: str = ""
+    counts: Mapping[str, int] = dataclasses.field(default_factory=dict)
+
+
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class Actum:
     """One thing that happened in a chronicum.
@@ -104,6 +126,9 @@ class Actum:
     #: Set by chronica (never by the caller): on each actum of a compaction
     #: (``compact``), the ID of the actum ``through`` it compacts; ``""`` on every other.
     compacts: str = ""
+    #: ``None``, or when and why its content and data were removed (``redact_actum``):
+    #: then ``content`` is ``""`` and ``data`` is ``None``; set by chronica only.
+    redacted: Redaction | None = None
 
     def __post_init__(self) -> None:
         # A member as given (as a store hands them) is kept without a word.

@@ -22,6 +22,7 @@ from .. import models
 from .base import ReadOnlyAdmin
 from .display import RAW_CHUNK_CHARS, Shown, bounded_acta, preview, raw_url, shown
 from .filters import CallIdFilter, ChronicumFilter, acta_changelist_url
+from .redaction import redact
 
 __all__ = ["ActumAdmin"]
 
@@ -41,6 +42,7 @@ class ActumAdmin(ReadOnlyAdmin):
         "short_content",
         "at",
     )
+    actions = [redact]
     list_display_links = ("seq",)
     ordering = ("-seq",)  # the newest acta first; a transcript reads in write order
     list_filter = ("kind", "actor_kind", ChronicumFilter, CallIdFilter)
@@ -63,6 +65,8 @@ class ActumAdmin(ReadOnlyAdmin):
         "tokens",
         "shown_content",
         "shown_data",
+        "redacted_at",
+        "redacted_reason",
     )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[models.Actum]:
@@ -87,6 +91,10 @@ class ActumAdmin(ReadOnlyAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # An actum goes only with its whole chronicum.
         return False
+
+    def has_redact_permission(self, request: HttpRequest) -> bool:
+        # Redaction is the one change an actum sees: for those who may change acta.
+        return bool(request.user.has_perm("chronica.change_actum"))
 
     def get_urls(self) -> list[URLPattern]:
         raw = path(

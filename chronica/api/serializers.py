@@ -132,6 +132,13 @@ class NewChronicumSerializer(serializers.Serializer[Any]):
         return chronicum_id
 
 
+class RedactionSerializer(serializers.Serializer[Any]):
+    """When and why an actum's content and data were removed."""
+
+    at = serializers.DateTimeField(read_only=True)
+    reason = serializers.CharField(read_only=True, allow_blank=True)
+
+
 class ActumSerializer(serializers.Serializer[Any]):
     """An actum as stored: what happened, who did it, and when."""
 
@@ -162,6 +169,12 @@ class ActumSerializer(serializers.Serializer[Any]):
         " attested (a trusted server-side call, or a writer that knows only the seed's"
         " columns).",
     )
+    redacted = RedactionSerializer(
+        read_only=True,
+        allow_null=True,
+        help_text="null, or when and why its content and data were removed (then `content`"
+        ' is "" and `data` null).',
+    )
 
 
 #: The fields of an actum on the wire, in their order: the schema's (``ActumSerializer``)
@@ -186,6 +199,9 @@ def actum_wire(actum: Actum, at: serializers.DateTimeField = _AT) -> dict[str, A
         value = wire[name]
         if value is not None:
             wire[name] = as_wire(value)
+    redacted = wire["redacted"]
+    if redacted is not None:
+        wire["redacted"] = {"at": at.to_representation(redacted.at), "reason": redacted.reason}
     return wire
 
 

@@ -299,11 +299,30 @@ def actum_from_item(
 
 def item_from_actum(actum: Actum) -> TResponseInputItem:
     """The SDK item an actum holds, or a plain message of its content when it holds none
-    (an actum of the API, or of another framework, whose ``data`` is that framework's)."""
+    (an actum of the API, or of another framework, whose ``data`` is that framework's).
+    A redacted actum is the SDK's empty equivalent: an empty message, or for a tool call
+    an empty call or output under the same call ID, so that its pair stays whole."""
+    if actum.redacted is not None:
+        return _redacted_item(actum)
     if _is_item(actum.data):
         return cast(TResponseInputItem, actum.data)
     role = _ACTOR_KIND_ROLES.get(actum.actor_kind, "system")
     return cast(TResponseInputItem, {"role": role, "content": actum.content})
+
+
+def _redacted_item(actum: Actum) -> TResponseInputItem:
+    if actum.call_id and actum.kind is ActumKind.TOOL_REQUEST:
+        item: dict[str, Any] = {
+            "type": "function_call",
+            "call_id": actum.call_id,
+            "name": "redacted",
+            "arguments": "{}",
+        }
+    elif actum.call_id and actum.kind is ActumKind.TOOL_RESPONSE:
+        item = {"type": "function_call_output", "call_id": actum.call_id, "output": ""}
+    else:
+        item = {"role": _ACTOR_KIND_ROLES.get(actum.actor_kind, "system"), "content": ""}
+    return cast(TResponseInputItem, item)
 
 
 def _is_item(data: object) -> bool:

@@ -46,6 +46,7 @@ from .credentials import (
     revoke_credential,
 )
 from .following import Follower, Following
+from .forgetting import Forgetting
 from .identity import AgentIdentity, Identity, OwnerIdentity
 from .lifecycle import Lifecycle
 from .reading import Reading
@@ -73,10 +74,12 @@ __all__ = [
     "StateConflict",
     "StoreUnsupported",
     "TokenCounter",
+    "aapply_retention",
     "acompact",
     "acreate_chronicum",
     "acting_as",
     "adelete_chronicum",
+    "aerase_owner",
     "afollow",
     "afork_chronicum",
     "aget_acta",
@@ -87,9 +90,11 @@ __all__ = [
     "alist_chronica_page",
     "alist_namespace",
     "apop_actum",
+    "apply_retention",
     "arecord",
     "arecord_acta",
     "arecord_actum",
+    "aredact_actum",
     "asearch_acta",
     "aupdate_state",
     "authenticate_credential",
@@ -97,6 +102,7 @@ __all__ = [
     "create_chronicum",
     "credential_active",
     "delete_chronicum",
+    "erase_owner",
     "fork_chronicum",
     "get_acta",
     "get_acta_page",
@@ -114,6 +120,7 @@ __all__ = [
     "record",
     "record_acta",
     "record_actum",
+    "redact_actum",
     "revoke_credential",
     "search_acta",
     "update_state",
@@ -124,7 +131,7 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-class Chronicarius(Writing, Reading, Lifecycle, State, Following, Compaction, Search):
+class Chronicarius(Writing, Reading, Lifecycle, State, Following, Compaction, Search, Forgetting):
     """The one object that enforces the rules; apps talk only to it.
 
     Every call names an owner. A chronicum that belongs to someone else answers
@@ -323,3 +330,9 @@ compact = _on_configured(Chronicarius.compact)
 fork_chronicum = _on_configured(Chronicarius.fork_chronicum)
 acompact = _on_configured_async(Chronicarius.acompact)
 afork_chronicum = _on_configured_async(Chronicarius.afork_chronicum)
+redact_actum = _on_configured(Chronicarius.redact_actum)
+erase_owner = _on_configured(Chronicarius.erase_owner)
+apply_retention = _on_configured(Chronicarius.apply_retention)
+aredact_actum = _on_configured_async(Chronicarius.aredact_actum)
+aerase_owner = _on_configured_async(Chronicarius.aerase_owner)
+aapply_retention = _on_configured_async(Chronicarius.aapply_retention)

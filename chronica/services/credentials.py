@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 from ..errors import InvalidActum, InvalidCredential
 from ..validation.identifiers import check_chronicum_id, check_identifier, check_owner
+from ..validation.parameters import parse_duration
 from ..values import ActorKind
 from .identity import AgentIdentity
 
@@ -76,15 +77,6 @@ class IssuedCredential:
 
 def hash_secret(secret: str) -> str:
     return "sha256$" + hashlib.sha256(secret.encode()).hexdigest()
-
-
-def parse_duration(text: str) -> dt.timedelta:
-    """``90s``, ``15m``, ``12h``, ``7d``, ``2w``: a duration; anything else ``ValueError``."""
-    match = re.fullmatch(r"\s*(\d+)\s*([smhdw])\s*", text or "")
-    if not match:
-        raise ValueError(f"a duration is a number and s, m, h, d or w (7d), not {text!r}")
-    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-    return dt.timedelta(**{unit[match[2]]: int(match[1])})
 
 
 def _kinds(actor_kinds: Iterable[str] | str) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ Each optional ability of ``chronica.interfaces.BaseStore`` has its suite too, fo
 store that sets its ``supports_*`` flag: ``AppendConformance``,
 ``WindowConformance``, ``ListingConformance``, ``DeleteConformance``,
 ``PopConformance``, ``FollowConformance``, ``StateConformance``, ``ForkConformance``,
-``CompactionConformance`` and ``SearchConformance``. ``ALL_SUITES``
+``CompactionConformance``, ``SearchConformance`` and ``ForgetConformance``. ``ALL_SUITES``
 lists every suite; ``suites_for(store)`` the ones a store must pass.
 
 The classes work under pytest as they are and as mixins of ``unittest.TestCase``
@@ -41,6 +41,7 @@ from .append import AppendConformance
 from .base import _Base
 from .compaction import CompactionConformance, ForkConformance
 from .follow import FollowConformance
+from .forget import ForgetConformance
 from .lifecycle import DeleteConformance, ListingConformance, PopConformance
 from .search import SearchConformance
 from .state import StateConformance
@@ -53,6 +54,7 @@ __all__ = [
     "CompactionConformance",
     "DeleteConformance",
     "FollowConformance",
+    "ForgetConformance",
     "ForkConformance",
     "IdempotentStoreConformance",
     "ListingConformance",
@@ -81,6 +83,7 @@ ALL_SUITES: dict[str, type[_Base]] = {
     "fork": ForkConformance,
     "compaction": CompactionConformance,
     "search": SearchConformance,
+    "forget": ForgetConformance,
 }
 """Every suite: the seed's two by the protocol they specify, the others by the ability
 (``supports_<name>``) they specify."""

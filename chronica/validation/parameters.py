@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import re
 
 from ..values import FILTERS
 
@@ -93,3 +95,12 @@ WINDOW_PARAMETERS = tuple(p for p in PARAMETERS if p.window)
 """What ``get_acta`` takes (and the window's API call, and ``chronica_show``)."""
 FOLLOW_PARAMETERS = tuple(p for p in PARAMETERS if p.follow)
 """What ``afollow`` takes (and the stream, and ``chronica_follow``)."""
+
+
+def parse_duration(text: str) -> dt.timedelta:
+    """``90s``, ``15m``, ``12h``, ``7d``, ``2w``: a duration; anything else ``ValueError``."""
+    match = re.fullmatch(r"\s*(\d+)\s*([smhdw])\s*", text or "")
+    if not match:
+        raise ValueError(f"a duration is a number and s, m, h, d or w (7d), not {text!r}")
+    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+    return dt.timedelta(**{unit[match[2]]: int(match[1])})

@@ -79,6 +79,7 @@ class TestSchema:
             "/api/chronica/{chronicum_id}/acta/",
             "/api/chronica/{chronicum_id}/acta/stream/",
             "/api/chronica/{chronicum_id}/acta/pop/",
+            "/api/chronica/{chronicum_id}/acta/{actum_id}/redact/",
             "/api/chronica/{chronicum_id}/state/",
         }
         for path in {path for path, _ in OPERATIONS}:

@@ -76,7 +76,19 @@ def test_json_lines_carry_what_the_api_returns(dinner):
         "call_id": "",
         "data": None,
         "recorded_by": None,
+        "redacted": None,
     }
+
+
+def test_a_redacted_actum_shows_as_such(dinner):
+    services.redact_actum(OWNER, CHRONICUM, dinner[2].id, reason="pasted a secret")
+    table = show(CHRONICUM)
+    assert "[redacted " in table[3]
+    assert table[3].endswith("UTC: pasted a secret]")
+    assert '"area"' not in "\n".join(table)
+    row = [json.loads(line) for line in show(CHRONICUM, "--json")][2]
+    assert row["content"] == ""
+    assert row["redacted"]["reason"] == "pasted a secret"
 
 
 def test_an_operator_reads_any_owners_chronicum(dinner):

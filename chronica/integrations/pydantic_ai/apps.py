@@ -11,10 +11,11 @@ class PydanticAIConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from chronica.signals import chronicum_deleted
+        from chronica.signals import chronicum_deleted, owner_erased
 
-        from .records import forget_deleted_conversation
+        from .records import erase_owner_rows, forget_deleted_conversation
 
         chronicum_deleted.connect(
             forget_deleted_conversation, dispatch_uid="chronica.integrations.pydantic_ai"
         )
+        owner_erased.connect(erase_owner_rows, dispatch_uid="chronica.integrations.pydantic_ai")

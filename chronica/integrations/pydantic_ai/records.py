@@ -261,3 +261,22 @@ def forget_deleted_conversation(
     except ChronicumNotFound:
         pass
     Records().forget(owner_id, chronicum_id)
+
+
+def erase_owner_rows(
+    sender: Any, *, owner_id: str, dry_run: bool = False, **kwargs: Any
+) -> dict[str, int]:
+    """``chronica.signals.owner_erased``: the owner's conversation records and their
+    entries, removed in the erasure's last transaction (counted only, on a dry run)."""
+    alias = router.db_for_write(PydanticAIConversation)
+    mine = PydanticAIConversation.objects.using(alias).filter(owner_id=owner_id)
+    entries = PydanticAIEntry.objects.using(alias).filter(conversation__owner_id=owner_id)
+    if dry_run:
+        return {
+            PydanticAIEntry._meta.db_table: entries.count(),
+            PydanticAIConversation._meta.db_table: mine.count(),
+        }
+    return {
+        PydanticAIEntry._meta.db_table: entries._raw_delete(alias),
+        PydanticAIConversation._meta.db_table: mine._raw_delete(alias),
+    }

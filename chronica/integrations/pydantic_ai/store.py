@@ -48,7 +48,7 @@ from chronica import (
     services,
 )
 
-from .messages import actum_of, agent_name, identifier
+from .messages import actum_of, agent_name, identifier, message_of
 
 if TYPE_CHECKING:
     from pydantic_ai import Agent
@@ -197,7 +197,11 @@ class ChronicaConversationStore(ConversationStore):
         if chain is None:
             raise KeyError(head_id)
         acta = self._acta_of(chain)
-        messages = ModelMessagesTypeAdapter.validate_python([actum.data for actum in acta])
+        if all(_holds_message(actum) for actum in acta):
+            messages = ModelMessagesTypeAdapter.validate_python([actum.data for actum in acta])
+        else:
+            # A redacted actum holds no message any more: the empty one of its speaker.
+            messages = [message_of(actum) for actum in acta]
         return [
             ConversationEntry(id=link.entry_id, parent_id=link.parent_id, message=message)
             for link, message in zip(chain.links, messages, strict=True)
@@ -376,7 +380,15 @@ class ChronicaConversationStore(ConversationStore):
         except LookupError:
             raise ConversationConflict(record.conversation_id) from None
         copies = [
-            dataclasses.replace(actum, chronicum_id=record.conversation_id, id="", at=None)
+            dataclasses.replace(
+                actum,
+                chronicum_id=record.conversation_id,
+                id="",
+                at=None,
+                redacted=None,
+                # (a message is never empty: a redacted one is copied as one that says so)
+                content=actum.content or ("[redacted]" if actum.redacted else ""),
+            )
             for actum in acta
         ]
         links = [(link.entry_id, link.parent_id) for link in chain.links]
@@ -432,3 +444,8 @@ def _records() -> Records:
     from .records import Records
 
     return Records()
+
+
+def _holds_message(actum: Actum) -> bool:
+    data = actum.data
+    return isinstance(data, dict) and data.get("kind") in ("request", "response")

@@ -95,6 +95,9 @@ def as_json(actum: Actum) -> str:
             "call_id": actum.call_id,
             "data": actum.data,
             "recorded_by": actum.recorded_by,
+            "redacted": None
+            if actum.redacted is None
+            else {"at": actum.redacted.at.isoformat(), "reason": actum.redacted.reason},
         },
         ensure_ascii=False,
     )
@@ -116,6 +119,9 @@ def content_lines(actum: Actum, full: bool) -> list[str]:
     """What the CONTENT column holds for an actum: its content, then its call ID and
     its data (compact JSON) when it has them."""
     lines = cut(actum.content, full) if actum.content else [""]
+    if actum.redacted is not None:
+        why = f": {actum.redacted.reason}" if actum.redacted.reason else ""
+        lines = [f"[redacted {actum.redacted.at:%Y-%m-%d %H:%M} UTC{why}]"]
     if actum.call_id:
         lines.append(f"call_id: {actum.call_id}")
     if actum.data is not None:

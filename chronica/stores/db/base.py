@@ -47,6 +47,7 @@ class BaseDialect:
         "chronica": models.Chronicum._meta.db_table,
         "states": models.SharedState._meta.db_table,
         "credentials": models.AgentCredential._meta.db_table,
+        "erasures": models.ErasureRecord._meta.db_table,
     }
 
     now = "%(now)s"

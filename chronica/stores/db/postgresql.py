@@ -147,6 +147,9 @@ class PostgreSQLDialect(BaseDialect):
     share = " FOR SHARE"
     # (typed: bound on the server, a bare parameter compared with NULL has none)
     credential_param = "%(credential)s::varchar"
+    # The last step of an erasure (``forgetting``): waits for the writes under way,
+    # holds back new ones (of any owner) while it runs; reads go on.
+    erasure_lock = "LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE"
 
     def __init__(self) -> None:
         super().__init__()

@@ -11,7 +11,7 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 
 from ...validation.jsondata import RawJSON, dumps_data, loads_data
-from ...values import ActorKind, Actum, ActumKind
+from ...values import ActorKind, Actum, ActumKind, Redaction
 
 __all__ = ["acta_of", "batch_json", "stamped", "utc"]
 
@@ -51,6 +51,7 @@ def acta_of(chronicum_id: str, rows: Iterable[Sequence[Any]], *, raw: bool = Fal
             data=_data(row[7], raw),
             recorded_by=row[8],
             compacts=row[9] or "",
+            redacted=None if row[10] is None else Redaction(utc(row[10]), row[11] or ""),
         )
         for row in rows
     ]

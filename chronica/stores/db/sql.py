@@ -28,6 +28,8 @@ ACTUM_COLUMNS = (
     "data",
     "recorded_by",
     "compacts",
+    "redacted_at",
+    "redacted_reason",
 )
 """What every read selects of an actum, in the order ``rows.acta_of`` takes them."""
 
@@ -39,10 +41,13 @@ INSERT_COLUMNS = (
 # A write made with an agent credential lands only while the credential is valid,
 # checked in the statement that appends (NULL: no credential). PostgreSQL also takes
 # the credential's row in share mode: a revocation waits for the writes under way.
+# The same check refuses a write for an owner whose erasure is under way
+# (``chronica_erasures.erasing_owner``; see ``forgetting``).
 CREDENTIAL_OK = (
     "(%(credential)s IS NULL OR EXISTS (SELECT 1 FROM {credentials}"
     " WHERE key_id = %(credential)s AND revoked_at IS NULL"
     " AND (expires_at IS NULL OR expires_at > {now}){share}))"
+    " AND NOT EXISTS (SELECT 1 FROM {erasures} WHERE erasing_owner = %(owner_id)s)"
 )
 CREDENTIAL_STATE = (
     "SELECT revoked_at IS NOT NULL, expires_at IS NOT NULL AND expires_at <= {now}"
@@ -93,6 +98,16 @@ POP = """
 DELETE FROM {acta} WHERE {chronicum_is} AND seq = (
     SELECT seq FROM {acta} WHERE {chronicum_is} ORDER BY chronicum_id DESC, seq DESC LIMIT 1
 ) RETURNING {columns}
+"""
+
+# Redaction: the actum's content and data emptied, its token count zero, in the
+# statement that checks the owner; a second redaction keeps the first's moment and reason.
+REDACT = """
+UPDATE {acta} SET content = '', data = NULL, tokens = 0,
+    redacted_reason = CASE WHEN redacted_at IS NULL THEN %(reason)s ELSE redacted_reason END,
+    redacted_at = COALESCE(redacted_at, %(at)s)
+WHERE {chronicum_is} AND id = %(actum_id)s AND {owned}
+RETURNING {columns}
 """
 
 # The batch a keyed write stored: the keyed actum and "<key>\n<position>" for the rest,

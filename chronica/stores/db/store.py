@@ -3,7 +3,8 @@ dialect of the connection it runs on."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, router, transaction
@@ -17,13 +18,14 @@ from ...values import (
     ActaQuery,
     Actum,
     Chronicum,
+    Erasure,
     NamespaceListing,
     Recorded,
     SearchHit,
     StateChange,
     StateView,
 )
-from . import compaction, replicas, state
+from . import compaction, forgetting, replicas, state
 from .base import BaseDialect
 from .dialects import dialect_of
 from .rows import acta_of, utc
@@ -50,6 +52,7 @@ class DjangoStore(BaseStore):
     supports_state = True
     supports_fork = True
     supports_compaction = True
+    supports_forget = True
 
     def __init__(self, using: str | None = None) -> None:
         self.using = using
@@ -336,6 +339,71 @@ class DjangoStore(BaseStore):
         if forked is not None:
             self._written()
         return forked
+
+    # -- forgetting (``forgetting``) ----------------------------------------------
+
+    def redact(
+        self, owner_id: str, chronicum_id: str, actum_id: str, *, reason: str, at: dt.datetime
+    ) -> Actum | None:
+        connection = self._connection()
+        dialect = dialect_of(connection)
+        params = {
+            "chronicum_id": chronicum_id,
+            "owner_id": owner_id,
+            "actum_id": actum_id,
+            "reason": reason,
+            "at": dialect.time(connection, at),
+        }
+
+        def redact() -> Actum | None:
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                cursor.execute(dialect.statement("REDACT"), params)
+                rows = cursor.fetchall()
+                if rows:
+                    dialect.deleted(cursor, chronicum_id)  # wakes its followers
+            return acta_of(chronicum_id, rows[:1])[0] if rows else None
+
+        redacted = dialect.retry_when_locked(connection, redact)
+        self._written()
+        return redacted
+
+    def redactions(
+        self, owner_id: str, chronicum_id: str, since: dt.datetime, position: int
+    ) -> list[Actum]:
+        return forgetting.redactions(self._connection(), owner_id, chronicum_id, since, position)
+
+    def erase(
+        self,
+        owner_id: str,
+        *,
+        reason: str,
+        dry_run: bool = False,
+        before_commit: Callable[[bool], Mapping[str, int]] | None = None,
+    ) -> Erasure:
+        erasure = forgetting.erase(
+            self._connection(),
+            owner_id,
+            reason=reason,
+            dry_run=dry_run,
+            before_commit=before_commit,
+        )
+        self._written()
+        return erasure
+
+    def expire(
+        self,
+        action: str,
+        cutoff: dt.datetime,
+        kinds: frozenset[str],
+        *,
+        reason: str,
+        dry_run: bool = False,
+    ) -> dict[str, int]:
+        done = forgetting.expire(
+            self._connection(), action, cutoff, kinds, reason=reason, dry_run=dry_run
+        )
+        self._written()
+        return done
 
 
 def _plain_window(
