@@ -48,8 +48,8 @@ def _jsonable(value: Any) -> Any:
 
 
 def _text(message: BaseMessage) -> str:
-    text = message.text
-    return text() if callable(text) else str(text)
+    # langchain-core 1: a property (a str whose call is deprecated).
+    return str(message.text)
 
 
 def acta_of(message: BaseMessage, chronicum_id: str, *, agent: str, user_actor: str) -> list[Actum]:

@@ -27,6 +27,7 @@ _T = TypeVar("_T")
 MESSAGES = "chronica-messages"
 # How often a write starts again when SQLite gave up waiting for its write lock.
 _LOCKED_ATTEMPTS = 5
+_TAKE_WRITE_LOCK = f"UPDATE {LangGraphMessage._meta.db_table} SET seq = seq WHERE 1 = 0"
 _TABLES = (LangGraphWrite, LangGraphBlob, LangGraphMessage, LangGraphCheckpoint)
 
 
@@ -62,6 +63,13 @@ class Rows:
         for attempt in range(_LOCKED_ATTEMPTS):
             try:
                 with transaction.atomic(using=self.alias):
+                    if connection.vendor == "sqlite":
+                        # The write lock first: a transaction that reads and then writes
+                        # would deadlock with another one doing the same (LangGraph puts
+                        # a checkpoint and a task's writes at once, from two threads),
+                        # and SQLite answers a deadlock with "locked" at once.
+                        with connection.cursor() as cursor:
+                            cursor.execute(_TAKE_WRITE_LOCK)
                     return write()
             except OperationalError as exc:
                 if (

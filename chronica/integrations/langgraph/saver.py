@@ -103,7 +103,9 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
             try:
                 services.create_chronicum(owner_id, thread_id)
             except ChronicumExists:
-                raise ChronicumNotFound(thread_id) from None
+                # Taken since: by a writer of the same owner (LangGraph puts a checkpoint
+                # and a task's writes at once), or by someone else (not found).
+                services.get_chronicum(owner_id, thread_id)
 
     # -- writing ----------------------------------------------------------------------
 
