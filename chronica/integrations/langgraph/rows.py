@@ -130,13 +130,19 @@ class Rows:
         )
         return list(range(first, first + len(messages)))
 
-    def load_messages(self, thread_id: str, blobs: Iterable[bytes]) -> dict[int, tuple[str, bytes]]:
-        """The thread's messages (type, bytes) that the reference ``blobs`` name, by position."""
-        wanted: set[int] = set()
-        for blob in blobs:
-            wanted.update(_positions(json.loads(blob)))
-        if not wanted:
-            return {}
+    def top_message(self, thread_id: str) -> tuple[int, int] | None:
+        """The (position, seq) of the thread's newest message row."""
+        top = (
+            self.objects(LangGraphMessage)
+            .filter(thread_id=thread_id)
+            .order_by("-position")
+            .values_list("position", "seq")
+            .first()
+        )
+        return None if top is None else (int(top[0]), int(top[1]))
+
+    def load_messages(self, thread_id: str, wanted: set[int]) -> dict[int, tuple[str, bytes]]:
+        """The thread's messages (type, bytes) at these positions."""
         rows = self.objects(LangGraphMessage).filter(
             thread_id=thread_id, position__gte=min(wanted), position__lte=max(wanted)
         )

@@ -33,14 +33,15 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
     get_checkpoint_id,
     get_serializable_checkpoint_metadata,
-    writes_sort_key,
 )
 
 from chronica import ChronicaError, ChronicumExists, ChronicumNotFound, EmptyOwnerID, services
 
-from .messages import acta_of, is_message_list
+from .lists import MessageLists
+from .messages import is_message_list
 from .models import LangGraphBlob, LangGraphCheckpoint, LangGraphWrite
-from .rows import MESSAGES, Rows, digest_of, positions_of, runs_blob
+from .reading import read_tuples
+from .rows import MESSAGES, Rows
 
 __all__ = ["CheckpointConflict", "ChronicaSaver"]
 
@@ -75,6 +76,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         self.agent = agent
         self.user_actor = user_actor
         self._claimed: set[tuple[str, str]] = set()
+        self._lists = MessageLists()
 
     def __repr__(self) -> str:
         return f"<ChronicaSaver owner_id={self.owner_id!r}>"
@@ -187,41 +189,16 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         if not is_message_list(value):
             type_, blob = self.serde.dumps_typed(value)
             return {"type": type_, "blob": blob}
-        return {"type": MESSAGES, "blob": self._message_refs(rows, owner_id, thread_id, value)}
-
-    def _message_refs(
-        self, rows: Rows, owner_id: str, thread_id: str, messages: builtins.list[Any]
-    ) -> bytes:
-        """The messages as runs of their positions in the thread; the new ones recorded
-        (as acta, and as rows of their own) first."""
-        serialized = [self.serde.dumps_typed(message) for message in messages]
-        keys = [
-            (message.id, digest_of(type_, blob))
-            for message, (type_, blob) in zip(messages, serialized, strict=True)
-        ]
-        known = rows.message_positions(thread_id, keys)
-        new: dict[tuple[str, str], int] = {}
-        for i, key in enumerate(keys):
-            if key not in known and key not in new:
-                new[key] = i
-        if new:
-            user_actor = self.user_actor or owner_id
-            per_message = [
-                acta_of(messages[i], thread_id, agent=self.agent, user_actor=user_actor)
-                for i in new.values()
-            ]
-            recorded = services.record_acta(owner_id, [a for acta in per_message for a in acta])
-            ids = iter(actum.id for actum in recorded)
-            positions = rows.add_messages(
-                owner_id,
-                thread_id,
-                [
-                    (key[0], key[1], *serialized[i], [next(ids) for _ in acta])
-                    for (key, i), acta in zip(new.items(), per_message, strict=True)
-                ],
-            )
-            known.update(zip(new, positions, strict=True))
-        return runs_blob([known[key] for key in keys])
+        blob = self._lists.refs(
+            rows,
+            owner_id,
+            thread_id,
+            value,
+            serde=self.serde,
+            agent=self.agent,
+            user_actor=self.user_actor or owner_id,
+        )
+        return {"type": MESSAGES, "blob": blob}
 
     def put_writes(
         self,
@@ -324,114 +301,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         return iter(self._tuples(chosen))
 
     def _tuples(self, checkpoints: Sequence[LangGraphCheckpoint]) -> builtins.list[CheckpointTuple]:
-        """The checkpoints with their channel values and pending writes, in three
-        queries per thread whatever their number (four with messages)."""
-        if not checkpoints:
-            return []
-        rows = Rows()
-        loaded = [
-            (row, self.serde.loads_typed((row.type, bytes(row.checkpoint)))) for row in checkpoints
-        ]
-        blobs: dict[tuple[str, str, str, str], tuple[str, bytes | None]] = {}
-        writes: dict[tuple[str, str, str], builtins.list[Any]] = {}
-        messages: dict[str, dict[int, Any]] = {}
-        for thread_id in {row.thread_id for row in checkpoints}:
-            mine = [(row, cp) for row, cp in loaded if row.thread_id == thread_id]
-            versions = {str(v) for _, cp in mine for v in cp["channel_versions"].values()}
-            found = rows.objects(LangGraphBlob).filter(
-                thread_id=thread_id,
-                checkpoint_ns__in={row.checkpoint_ns for row, _ in mine},
-                version__in=versions,
-            )
-            for ns, channel, version, type_, blob in found.values_list(
-                "checkpoint_ns", "channel", "version", "type", "blob"
-            ):
-                blobs[(thread_id, ns, channel, version)] = (
-                    type_,
-                    None if blob is None else bytes(blob),
-                )
-            found_writes = rows.objects(LangGraphWrite).filter(
-                thread_id=thread_id, checkpoint_id__in={row.checkpoint_id for row, _ in mine}
-            )
-            for (
-                ns,
-                checkpoint_id,
-                task_id,
-                task_path,
-                idx,
-                channel,
-                type_,
-                blob,
-            ) in found_writes.values_list(
-                "checkpoint_ns",
-                "checkpoint_id",
-                "task_id",
-                "task_path",
-                "idx",
-                "channel",
-                "type",
-                "blob",
-            ):
-                writes.setdefault((thread_id, ns, checkpoint_id), []).append(
-                    (writes_sort_key(task_path, task_id, idx), task_id, channel, type_, blob)
-                )
-            references = [
-                blob
-                for (t, _, _, _), (type_, blob) in blobs.items()
-                if t == thread_id and type_ == MESSAGES and blob is not None
-            ]
-            if references:
-                messages[thread_id] = {
-                    position: self.serde.loads_typed(stored)
-                    for position, stored in rows.load_messages(thread_id, references).items()
-                }
-        tuples = []
-        for row, cp in loaded:
-            values: dict[str, Any] = {}
-            for channel, version in cp["channel_versions"].items():
-                stored = blobs.get((row.thread_id, row.checkpoint_ns, channel, str(version)))
-                if stored is None or stored[0] == "empty":
-                    continue
-                type_, blob = stored
-                if type_ == MESSAGES:
-                    assert blob is not None
-                    by_position = messages[row.thread_id]
-                    values[channel] = [by_position[p] for p in positions_of(blob)]
-                elif blob is not None:
-                    values[channel] = self.serde.loads_typed((type_, blob))
-            pending = sorted(
-                writes.get((row.thread_id, row.checkpoint_ns, row.checkpoint_id), []),
-                key=lambda w: w[0],
-            )
-            tuples.append(
-                CheckpointTuple(
-                    config={
-                        "configurable": {
-                            "thread_id": row.thread_id,
-                            "checkpoint_ns": row.checkpoint_ns,
-                            "checkpoint_id": row.checkpoint_id,
-                        }
-                    },
-                    checkpoint={**cp, "channel_values": values},  # type: ignore[typeddict-item]
-                    metadata=row.metadata,
-                    parent_config=(
-                        {
-                            "configurable": {
-                                "thread_id": row.thread_id,
-                                "checkpoint_ns": row.checkpoint_ns,
-                                "checkpoint_id": row.parent_checkpoint_id,
-                            }
-                        }
-                        if row.parent_checkpoint_id
-                        else None
-                    ),
-                    pending_writes=[
-                        (task_id, channel, self.serde.loads_typed((type_, bytes(blob))))
-                        for _, task_id, channel, type_, blob in pending
-                    ],
-                )
-            )
-        return tuples
+        return read_tuples(self.serde, self._lists, checkpoints)
 
     # -- deleting, pruning ------------------------------------------------------------
 
@@ -441,6 +311,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         owner_id = self._owner()
         rows = Rows()
         rows.in_transaction(lambda: rows.delete_threads(owner_id, [str(thread_id)]))
+        self._lists.forget([str(thread_id)])
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) of these runs, in every thread of
@@ -474,6 +345,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         def prune() -> None:
             if strategy == "delete":
                 rows.delete_threads(owner_id, threads)
+                self._lists.forget(threads)
                 return
             found = rows.objects(LangGraphCheckpoint).filter(
                 owner_id=owner_id, thread_id__in=threads

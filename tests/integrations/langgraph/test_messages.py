@@ -112,3 +112,37 @@ def test_deleting_the_chronicum_drops_the_threads_rows():
     services.delete_chronicum(OWNER, THREAD)
     assert saver.get_tuple(config(THREAD)) is None
     assert not LangGraphMessage.objects.filter(thread_id=THREAD).exists()
+
+
+def test_a_thread_deleted_and_written_again_is_read_afresh_by_the_same_saver():
+    saver = ChronicaSaver(OWNER)
+    graph = build(saver)
+    converse(graph)
+    services.delete_chronicum(OWNER, THREAD)
+    graph.invoke(say("a new start", 9), config(THREAD))
+    messages = graph.get_state(config(THREAD)).values["messages"]
+    assert [m.content for m in messages] == ["a new start", "You said: a new start"]
+    assert [a.content for a in services.get_acta(OWNER, THREAD)] == [
+        "a new start",
+        "You said: a new start",
+    ]
+
+
+def test_erase_owner_rows_deletes_one_owners_rows_and_counts_them():
+    from chronica.integrations.langgraph import erase_owner_rows
+
+    converse(build(ChronicaSaver(OWNER)))
+    converse(build(ChronicaSaver(OTHER)), thread="lg-thread-other")
+    counts = erase_owner_rows(OWNER)
+    assert counts["chronica_langgraph_messages"] == 6
+    assert counts["chronica_langgraph_checkpoints"] > 0
+    assert set(counts) == {
+        "chronica_langgraph_checkpoints",
+        "chronica_langgraph_blobs",
+        "chronica_langgraph_writes",
+        "chronica_langgraph_messages",
+        "chronica_langgraph_items",
+    }
+    assert ChronicaSaver(OWNER).get_tuple(config(THREAD)) is None
+    assert ChronicaSaver(OTHER).get_tuple(config("lg-thread-other")) is not None
+    assert erase_owner_rows(OWNER) == dict.fromkeys(counts, 0)
