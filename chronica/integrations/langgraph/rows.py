@@ -7,10 +7,13 @@ through ``chronica.services`` only.
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import hashlib
 import json
+import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from django.db import OperationalError, connections, router, transaction
 from django.db.models import Max, Q
@@ -19,9 +22,48 @@ from chronica import ChronicumNotFound, services
 
 from .models import LangGraphBlob, LangGraphCheckpoint, LangGraphMessage, LangGraphWrite
 
-__all__ = ["MESSAGES", "Rows", "erase_owner_rows", "forget_deleted_thread"]
+__all__ = [
+    "MESSAGES",
+    "Rows",
+    "closes_its_connection",
+    "erase_owner_rows",
+    "forget_deleted_thread",
+    "keeping_connections",
+]
 
 _T = TypeVar("_T")
+_P = ParamSpec("_P")
+# Set by the asyncio methods: asgiref's thread for sync code lives on, and keeps its
+# connection as Django's own async views do.
+keeping_connections: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "chronica_langgraph_keep_connections", default=False
+)
+
+
+def closes_its_connection(call: Callable[_P, _T]) -> Callable[_P, _T]:
+    """A saver call that closes the database connection it opened, when it runs in a
+    thread other than the main one and outside a transaction. LangGraph's sync graph
+    puts its checkpoints from the threads of a pool it starts for each run: each
+    would otherwise leave a connection open behind it until garbage collection, and a
+    few hundred runs exhaust the server's ``max_connections``."""
+
+    @functools.wraps(call)
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        connection = connections[router.db_for_write(LangGraphCheckpoint)]
+        fresh = connection.connection is None
+        try:
+            return call(*args, **kwargs)
+        finally:
+            if (
+                fresh
+                and not keeping_connections.get()
+                and not connection.in_atomic_block
+                and threading.current_thread() is not threading.main_thread()
+            ):
+                connection.close()
+
+    return run
+
 
 #: The ``type`` of a channel value kept as references to a thread's messages.
 MESSAGES = "chronica-messages"

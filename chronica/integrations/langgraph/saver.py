@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import builtins
 import random
-from collections.abc import AsyncIterator, Iterator, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from asgiref.sync import sync_to_async
 from django.db import IntegrityError
@@ -41,12 +41,26 @@ from .lists import MessageLists
 from .messages import is_message_list
 from .models import LangGraphBlob, LangGraphCheckpoint, LangGraphWrite
 from .reading import read_tuples
-from .rows import MESSAGES, Rows
+from .rows import MESSAGES, Rows, closes_its_connection, keeping_connections
 
 __all__ = ["CheckpointConflict", "ChronicaSaver"]
 
+_T = TypeVar("_T")
 # Checkpoints LangGraph writes beside a sibling on purpose (time travel, update_state).
 _FORK_SOURCES = frozenset({"fork", "update"})
+
+
+def _in_sync_thread(call: Callable[..., _T]) -> Callable[..., Awaitable[_T]]:
+    """``call`` in asgiref's thread for sync code, whose connection is kept."""
+
+    def run(*args: Any, **kwargs: Any) -> _T:
+        token = keeping_connections.set(True)
+        try:
+            return call(*args, **kwargs)
+        finally:
+            keeping_connections.reset(token)
+
+    return sync_to_async(run)
 
 
 class CheckpointConflict(ChronicaError):
@@ -111,6 +125,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
 
     # -- writing ----------------------------------------------------------------------
 
+    @closes_its_connection
     def put(
         self,
         config: RunnableConfig,
@@ -200,6 +215,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         )
         return {"type": MESSAGES, "blob": blob}
 
+    @closes_its_connection
     def put_writes(
         self,
         config: RunnableConfig,
@@ -250,6 +266,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
 
     # -- reading ----------------------------------------------------------------------
 
+    @closes_its_connection
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         owner_id = self._owner(config)
         configurable = config["configurable"]
@@ -267,6 +284,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         row = found.order_by("-checkpoint_id").first()
         return None if row is None else self._tuples([row])[0]
 
+    @closes_its_connection
     def list(
         self,
         config: RunnableConfig | None,
@@ -305,6 +323,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
 
     # -- deleting, pruning ------------------------------------------------------------
 
+    @closes_its_connection
     def delete_thread(self, thread_id: str) -> None:
         """Delete the thread's checkpoints and writes. Its acta stay: the session is
         the owner's and every agent's (``services.delete_chronicum`` deletes it)."""
@@ -313,6 +332,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         rows.in_transaction(lambda: rows.delete_threads(owner_id, [str(thread_id)]))
         self._lists.forget([str(thread_id)])
 
+    @closes_its_connection
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) of these runs, in every thread of
         the owner."""
@@ -331,6 +351,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
 
         rows.in_transaction(delete)
 
+    @closes_its_connection
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``"keep_latest"``: keep the newest checkpoint of each namespace of each thread
         (with its writes and channel values); ``"delete"``: delete the threads' rows."""
@@ -388,7 +409,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
     # -- asyncio --------------------------------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return await sync_to_async(self.get_tuple)(config)
+        return await _in_sync_thread(self.get_tuple)(config)
 
     async def alist(
         self,
@@ -398,7 +419,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        found = await sync_to_async(
+        found = await _in_sync_thread(
             lambda: list(self.list(config, filter=filter, before=before, limit=limit))
         )()
         for item in found:
@@ -411,7 +432,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return await sync_to_async(self.put)(config, checkpoint, metadata, new_versions)
+        return await _in_sync_thread(self.put)(config, checkpoint, metadata, new_versions)
 
     async def aput_writes(
         self,
@@ -420,16 +441,16 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        await sync_to_async(self.put_writes)(config, writes, task_id, task_path)
+        await _in_sync_thread(self.put_writes)(config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await sync_to_async(self.delete_thread)(thread_id)
+        await _in_sync_thread(self.delete_thread)(thread_id)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await sync_to_async(self.delete_for_runs)(run_ids)
+        await _in_sync_thread(self.delete_for_runs)(run_ids)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await sync_to_async(self.prune)(thread_ids, strategy=strategy)
+        await _in_sync_thread(self.prune)(thread_ids, strategy=strategy)
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         if current is None:
