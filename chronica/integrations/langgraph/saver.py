@@ -17,6 +17,7 @@ chronicum (``messages.py``), and a checkpoint keeps such a list as references to
 from __future__ import annotations
 
 import builtins
+import contextvars
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -48,10 +49,29 @@ __all__ = ["CheckpointConflict", "ChronicaSaver"]
 _T = TypeVar("_T")
 # Checkpoints LangGraph writes beside a sibling on purpose (time travel, update_state).
 _FORK_SOURCES = frozenset({"fork", "update"})
+# What this run (this context and the copies LangGraph's tasks run in: one dict, shared)
+# takes to be the newest checkpoint of each (thread, namespace): the one it read as the
+# newest, or put last. A put on that checkpoint extends the line the run follows, and
+# only one writer may; a put on any other checkpoint is a branch on purpose (LangGraph
+# resuming or replaying from a checkpoint it was given).
+_heads: contextvars.ContextVar[dict[tuple[str, str], str]] = contextvars.ContextVar(
+    "chronica_langgraph_heads"
+)
+
+
+def _run_heads() -> dict[tuple[str, str], str]:
+    """The run's heads (see ``_heads``), made in this context if it has none."""
+    heads = _heads.get(None)
+    if heads is None:
+        heads = {}
+        _heads.set(heads)
+    return heads
 
 
 def _in_sync_thread(call: Callable[..., _T]) -> Callable[..., Awaitable[_T]]:
     """``call`` in asgiref's thread for sync code, whose connection is kept."""
+
+    _run_heads()  # here, in the caller's context: the thread's copy shares it
 
     def run(*args: Any, **kwargs: Any) -> _T:
         token = keeping_connections.set(True)
@@ -144,6 +164,12 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         stored_metadata = get_serializable_checkpoint_metadata(config, metadata)
         run_id = stored_metadata.get("run_id")
         rows = Rows()
+        heads = _run_heads()
+        fork = (
+            metadata.get("source") in _FORK_SOURCES
+            or parent_id is None
+            or heads.get((thread_id, checkpoint_ns)) != parent_id
+        )
 
         def write() -> None:
             self._claim(owner_id, thread_id)
@@ -167,7 +193,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
                         checkpoint_ns=checkpoint_ns,
                         checkpoint_id=checkpoint["id"],
                         parent_checkpoint_id=parent_id,
-                        fork=metadata.get("source") in _FORK_SOURCES,
+                        fork=fork,
                         run_id=None if run_id is None else str(run_id),
                         type=type_,
                         checkpoint=serialized,
@@ -187,6 +213,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
                 f" checkpoint after {parent_id!r} first; nothing was written"
             ) from exc
         self._claimed.add((owner_id, thread_id))
+        heads[(thread_id, checkpoint_ns)] = checkpoint["id"]
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -282,7 +309,11 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         if checkpoint_id := get_checkpoint_id(config):
             found = found.filter(checkpoint_id=checkpoint_id)
         row = found.order_by("-checkpoint_id").first()
-        return None if row is None else self._tuples([row])[0]
+        if row is None:
+            return None
+        if not checkpoint_id:
+            _run_heads()[(row.thread_id, row.checkpoint_ns)] = row.checkpoint_id
+        return self._tuples([row])[0]
 
     @closes_its_connection
     def list(

@@ -41,22 +41,25 @@ def race(*calls):
         return list(pool.map(run, calls))
 
 
-def child_of(parent_config, text, turn):
-    """A put of a checkpoint after ``parent_config`` that adds one message."""
-    checkpoint = empty_checkpoint()
-    message = HumanMessage(content=text, id=f"m-{turn}-{text}")
-    checkpoint["channel_values"] = {"messages": [message]}
-    checkpoint["channel_versions"] = {"messages": f"{turn:032}.{text}"}
+def writer(thread, text, turn, read):
+    """A writer as a graph run is one: it reads the thread's newest checkpoint, waits
+    until the other writer has read it too, then puts a child of it (one message)."""
 
-    def put():
-        return ChronicaSaver(OWNER).put(
-            parent_config,
-            checkpoint,
-            {"source": "loop", "step": turn},
-            {"messages": f"{turn:032}.{text}"},
+    def write():
+        saver = ChronicaSaver(OWNER)
+        head = saver.get_tuple(config(thread))
+        read.wait()
+        checkpoint = empty_checkpoint()
+        version = f"{turn:032}.{text}"
+        checkpoint["channel_values"] = {
+            "messages": [HumanMessage(content=text, id=f"m-{turn}-{text}")]
+        }
+        checkpoint["channel_versions"] = {"messages": version}
+        return saver.put(
+            head.config, checkpoint, {"source": "loop", "step": turn}, {"messages": version}
         )
 
-    return put
+    return write
 
 
 def test_two_writers_on_one_parent_one_wins_the_other_is_told():
@@ -64,7 +67,8 @@ def test_two_writers_on_one_parent_one_wins_the_other_is_told():
     thread = "race-thread"
     head = saver.put(config(thread, checkpoint_ns=""), empty_checkpoint(), {"source": "input"}, {})
     for turn in range(1, ROUNDS + 1):
-        outcomes = race(child_of(head, "left", turn), child_of(head, "right", turn))
+        read = threading.Barrier(2)
+        outcomes = race(writer(thread, "left", turn, read), writer(thread, "right", turn, read))
         won = [o for o in outcomes if isinstance(o, dict)]
         lost = [o for o in outcomes if isinstance(o, CheckpointConflict)]
         assert (len(won), len(lost)) == (1, 1), outcomes
@@ -75,6 +79,18 @@ def test_two_writers_on_one_parent_one_wins_the_other_is_told():
         assert len(children) == turn
     acta = services.get_acta(OWNER, thread)
     assert len(acta) == ROUNDS  # one message per winning put, none of the losers'
+
+
+def test_a_put_on_a_checkpoint_the_writer_was_given_branches():
+    """Not a race: a put on a checkpoint that the writer did not read as the newest
+    (LangGraph resuming or replaying from a checkpoint it was given)."""
+    saver = ChronicaSaver(OWNER)
+    thread = "branching"
+    root = saver.put(config(thread, checkpoint_ns=""), empty_checkpoint(), {"source": "input"}, {})
+    first = saver.put(root, empty_checkpoint(), {"source": "loop"}, {})
+    second = ChronicaSaver(OWNER).put(root, empty_checkpoint(), {"source": "loop"}, {})
+    assert first != second
+    assert len(list(saver.list(config(thread)))) == 3
 
 
 def test_two_runs_of_one_thread_at_once_never_both_succeed():
