@@ -131,18 +131,19 @@ class MessageLists:
                 flat = [a for acta in per_message for a in acta]
                 recorded = services.record_acta(owner_id, flat) if flat else []
                 ids = iter(actum.id for actum in recorded)
-                added = rows.add_messages(
+                added, top = rows.add_messages(
                     owner_id,
                     thread_id,
                     [
                         (key[0], key[1], *unknown[i][1], [next(ids) for _ in acta])
                         for (key, i), acta in zip(new.items(), per_message, strict=True)
                     ],
+                    after=known.top,
                 )
                 for (key, i), position in zip(new.items(), added, strict=True):
                     known.by_key[key] = position
                     known.remember(position, messages[i])
-                known.top = rows.top_message(thread_id)
+                known.top = top
             for i, (key, _) in unknown.items():
                 if positions[i] is None:
                     positions[i] = known.by_key[key]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 from django.db import OperationalError, connections, router, transaction
-from django.db.models import Max, Q
+from django.db.models import Q
 
 from chronica import ChronicumNotFound, services
 
@@ -148,13 +148,15 @@ class Rows:
         owner_id: str,
         thread_id: str,
         messages: Sequence[tuple[str, str, str, bytes, list[str]]],
-    ) -> list[int]:
-        """New messages (message ID, digest, type, bytes, actum IDs) at the thread's end:
-        their positions. Two writers adding to one thread at once: the second one's
-        insert breaks the (thread, position) constraint, an ``IntegrityError``."""
-        top = self.objects(LangGraphMessage).filter(thread_id=thread_id).aggregate(Max("position"))
-        first = (top["position__max"] or 0) + 1
-        self.objects(LangGraphMessage).bulk_create(
+        *,
+        after: tuple[int, int] | None,
+    ) -> tuple[list[int], tuple[int, int] | None]:
+        """New messages (message ID, digest, type, bytes, actum IDs) after the thread's
+        newest row ``after`` (its position and seq): their positions, and the new
+        newest row. Two writers adding to one thread at once: the second one's insert
+        breaks the (thread, position) constraint, an ``IntegrityError``."""
+        first = (after[0] if after else 0) + 1
+        added = self.objects(LangGraphMessage).bulk_create(
             [
                 LangGraphMessage(
                     owner_id=owner_id,
@@ -170,7 +172,9 @@ class Rows:
             ],
             batch_size=1000,
         )
-        return list(range(first, first + len(messages)))
+        last = added[-1]
+        top = (last.position, last.seq) if last.seq is not None else self.top_message(thread_id)
+        return list(range(first, first + len(messages))), top
 
     def top_message(self, thread_id: str) -> tuple[int, int] | None:
         """The (position, seq) of the thread's newest message row."""
