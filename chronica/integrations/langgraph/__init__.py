@@ -3,6 +3,7 @@
 
 * :class:`ChronicaSaver`: a LangGraph checkpointer whose threads are chronica's
   sessions; the graph's messages are recorded as acta that every agent reads.
+* :class:`ChronicaStore`: a LangGraph store of one owner's long-term memory.
 * :func:`erase_owner_rows`: delete one owner's LangGraph rows (for
   ``chronica.signals.owner_erased``).
 
@@ -18,12 +19,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .rows import erase_owner_rows
     from .saver import CheckpointConflict, ChronicaSaver
+    from .store import ChronicaStore
 
-__all__ = ["CheckpointConflict", "ChronicaSaver", "erase_owner_rows"]
+__all__ = ["CheckpointConflict", "ChronicaSaver", "ChronicaStore", "erase_owner_rows"]
 
 _WHERE = {
     "CheckpointConflict": ".saver",
     "ChronicaSaver": ".saver",
+    "ChronicaStore": ".store",
     "erase_owner_rows": ".rows",
 }
 
