@@ -69,6 +69,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "chronica",
     "chronica.integrations.pydantic_ai",
+    "chronica.integrations.langgraph",
 ]
 MIDDLEWARE: list[str] = []  # case 18 times DRF and chronica, not a project's middleware
 ROOT_URLCONF = "benchmarks.urls"

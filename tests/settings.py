@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "chronica",
     "chronica.integrations.pydantic_ai",
+    "chronica.integrations.langgraph",
 ]
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

@@ -1,0 +1,36 @@
+"""Which of LangGraph's own tests run on ChronicaSaver, and which do not and why.
+
+``LANGGRAPH_VERSION`` is the release whose source distribution the tests come from
+(the pinned one). ``MODULES``: every test module of it that takes LangGraph's
+``sync_checkpointer`` or ``async_checkpointer`` fixture; the tests run are those the
+fixture gives its in-memory saver (``[memory...]``), each with ChronicaSaver in its place.
+
+``KNOWN_FAILURES``: tests that fail on ChronicaSaver, each with the reason; a listed
+test that passes, or a failure not listed, fails the run.
+"""
+
+LANGGRAPH_VERSION = "1.2.24"
+
+MODULES = [
+    "tests/test_checkpoint_migration.py",
+    "tests/test_delta_channel_exit_mode.py",
+    "tests/test_delta_channel_fork.py",
+    "tests/test_delta_channel_parallel_order.py",
+    "tests/test_delta_channel_subgraph.py",
+    "tests/test_delta_channel_to_plain.py",
+    "tests/test_delta_channel_update_state.py",
+    "tests/test_interrupt_state.py",
+    "tests/test_interruption.py",
+    "tests/test_large_cases.py",
+    "tests/test_large_cases_async.py",
+    "tests/test_pregel.py",
+    "tests/test_pregel_async.py",
+    "tests/test_pydantic.py",
+    "tests/test_strict_resume.py",
+    "tests/test_subgraph_persistence.py",
+    "tests/test_subgraph_persistence_async.py",
+    "tests/test_time_travel.py",
+    "tests/test_time_travel_async.py",
+]
+
+KNOWN_FAILURES: dict[str, str] = {}
