@@ -162,6 +162,11 @@ class ActumSerializer(serializers.Serializer[Any]):
         " attested (a trusted server-side call, or a writer that knows only the seed's"
         " columns).",
     )
+    compacts = serializers.CharField(
+        read_only=True,
+        help_text="On each actum of a compaction, the ID of the actum it compacts through"
+        " (POST .../compactions/); empty on every other actum.",
+    )
 
 
 #: The fields of an actum on the wire, in their order: the schema's (``ActumSerializer``)

@@ -38,6 +38,7 @@ from ..validation.parameters import WINDOW_PARAMETERS
 from . import schema
 from .agents import AgentCredentialThrottle, chronicarius_for
 from .authentication import AgentCredentialAuthentication, sent_agent_credential
+from .compaction import FORK, POST_COMPACTION, CompactionMixin
 from .errors import BadRequest, api_exception
 from .inputs import (
     IDEMPOTENCY_KEY,
@@ -191,7 +192,7 @@ class BaseViewSet(ViewSet):
         return [IsAuthenticated(), *(p() for p in policy if p is not AllowAny)]
 
 
-class ChronicumViewSet(ActaStreamMixin, PopMixin, StateMixin, BaseViewSet):
+class ChronicumViewSet(ActaStreamMixin, PopMixin, StateMixin, CompactionMixin, BaseViewSet):
     """The caller's chronica, and the acta of each."""
 
     lookup_field = "chronicum_id"
@@ -210,6 +211,8 @@ class ChronicumViewSet(ActaStreamMixin, PopMixin, StateMixin, BaseViewSet):
         "pop": schema.POP_ACTUM,
         "state": schema.GET_STATE,
         "change_state": schema.CHANGE_STATE,
+        "fork": FORK,
+        "compactions": POST_COMPACTION,
     }
 
     @extend_schema(**schema.LIST_CHRONICA)

@@ -76,6 +76,7 @@ def test_json_lines_carry_what_the_api_returns(dinner):
         "call_id": "",
         "data": None,
         "recorded_by": None,
+        "compacts": "",
     }
 
 

@@ -59,6 +59,8 @@ def add_window_arguments(parser: ArgumentParser, parameters: Iterable[Parameter]
             )
         elif parameter.type is int:
             parser.add_argument(_flag(parameter), type=int, metavar="N", help=help)
+        elif parameter.type is bool:
+            parser.add_argument(_flag(parameter), action="store_const", const=True, help=help)
         else:
             parser.add_argument(_flag(parameter), metavar="ID", help=help)
 
@@ -95,6 +97,7 @@ def as_json(actum: Actum) -> str:
             "call_id": actum.call_id,
             "data": actum.data,
             "recorded_by": actum.recorded_by,
+            "compacts": actum.compacts,
         },
         ensure_ascii=False,
     )

@@ -59,8 +59,11 @@ def compact(
             if newest is not None and moment <= utc(newest):
                 moment = utc(newest) + _TICK
             at = dialect.time(connection, moment)
-            insert = dialect.statement(dialect.compaction_insert)
-            if dialect.compaction_insert == "COMPACT_INSERT":
+            # The vendors insert the batch in one statement; the plain dialect, an actum
+            # at a time.
+            name = getattr(dialect, "compaction_insert", "COMPACT_INSERT")
+            insert = dialect.statement(name)
+            if name == "COMPACT_INSERT":
                 cursor.executemany(
                     insert, list(_rows(acta, tokens, key, chronicum_id, at, through))
                 )
