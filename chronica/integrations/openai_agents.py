@@ -248,14 +248,13 @@ class ChronicaSession(CompactionHooks):
         await _settled(self._clear_or_hide(delete))
 
     def _to_actum(self, item: Any) -> Actum:
+        agent = self._running_agent()
         return actum_from_item(
-            item,
-            chronicum_id=self.session_id,
-            user_actor=self.user_actor,
-            agent=self._running_agent(),
+            item, chronicum_id=self.session_id, user_actor=self.user_actor, agent=agent
         )
 
-    _to_item = staticmethod(item_from_actum)
+    def _to_item(self, actum: Actum) -> TResponseInputItem:
+        return item_from_actum(actum)
 
     def _is_own(self, actum: Actum) -> bool:
         return _is_item(actum.data) or is_cleared(actum)
