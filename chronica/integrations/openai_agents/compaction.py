@@ -1,4 +1,4 @@
-"""The OpenAI Agents SDK's compaction hooks of :class:`ChronicaSession`, on
+"""The OpenAI Agents SDK's compaction hooks of ``ChronicaSession``, on
 ``chronica.services.compact``: a compacted history is recorded beside the long one, in
 one write, and nothing any agent wrote is deleted.
 
@@ -21,18 +21,47 @@ A compaction that stands for nothing is :data:`CLEARED`: one system thought whos
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agents.items import TResponseInputItem
-from agents.memory.session import _await_mutation, _CompactionSnapshot
 
-from .. import ActorKind, Actum, ActumKind, ChronicumNotFound
+from ... import ActorKind, Actum, ActumKind, ChronicumNotFound
 
-__all__ = ["CLEARED", "CompactionHooks", "is_cleared"]
+__all__ = ["CLEARED", "CompactionHooks", "Snapshot", "is_cleared"]
 
 CLEARED = {"type": "chronica.cleared"}
 """The ``data`` of the one actum of a compaction that stands for no item."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Snapshot:
+    """What the SDK's ``_get_compaction_snapshot`` answers (its ``_CompactionSnapshot``,
+    read by these three attributes): the last items, whether they are all of the
+    history, and the replacement of a suffix of them."""
+
+    items: list[TResponseInputItem]
+    complete: bool
+    replace_suffix: Callable[[int, list[TResponseInputItem]], Awaitable[bool]]
+
+
+async def _settled(awaitable: Awaitable[bool]) -> bool:
+    """Await a write to its outcome even if the caller is cancelled meanwhile; the
+    cancellation is raised once the outcome is known."""
+    task = asyncio.ensure_future(awaitable)
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError as exc:
+            cancelled = cancelled or exc
+    if cancelled is not None:
+        if not task.cancelled():
+            task.exception()
+        raise cancelled
+    return task.result()
 
 
 def is_cleared(actum: Actum) -> bool:
@@ -98,11 +127,11 @@ class CompactionHooks:
 
     def _overrides_storage(self) -> bool:
         # A subclass that changes how items are read or written must not be bypassed
-        # (as the SDK's own stores refuse their hooks to subclasses that do).
-        from .openai_agents import ChronicaSession
-
+        # (as the SDK's own stores refuse their hooks to subclasses that do). The
+        # session class whose storage these hooks know mixes them in (ChronicaSession).
+        known = next(c for c in type(self).__mro__ if CompactionHooks in c.__bases__)
         return any(
-            getattr(type(self), name) is not getattr(ChronicaSession, name)
+            getattr(type(self), name) is not getattr(known, name)
             for name in ("get_items", "add_items", "pop_item", "clear_session")
         )
 
@@ -124,7 +153,7 @@ class CompactionHooks:
         limit: int,
         *,
         prune_prefix: Callable[[TResponseInputItem], bool] | None = None,
-    ) -> _CompactionSnapshot | None:
+    ) -> Snapshot | None:
         """The last ``limit`` items of the compacted view, whether they are all of it, and
         the replacement of a suffix of them by one compaction."""
         if self._overrides_storage():
@@ -159,9 +188,9 @@ class CompactionHooks:
                 await self._compact(acta, newest.id)
                 return True
 
-            return await _await_mutation(replace())
+            return await _settled(replace())
 
-        return _CompactionSnapshot(items, complete, replace_suffix)
+        return Snapshot(items, complete, replace_suffix)
 
     async def _clear_or_hide(self, delete: Callable[[], Awaitable[None]]) -> None:
         """``clear_session``: delete where every actum is this session's, else hide the

@@ -54,8 +54,8 @@ from agents.memory.session_settings import (
 )
 from agents.tracing import AgentSpanData, get_current_span
 
-from .. import ActorKind, Actum, ActumKind, ChronicumNotFound, InvalidActum, InvalidQuery, services
-from .openai_agents_compaction import CompactionHooks, is_cleared
+from ... import ActorKind, Actum, ActumKind, ChronicumNotFound, InvalidActum, InvalidQuery, services
+from .compaction import CompactionHooks, is_cleared
 
 __all__ = ["CONTENT_LIMIT", "ChronicaSession", "actum_from_item", "item_from_actum"]
 
@@ -125,7 +125,7 @@ class ChronicaSession(CompactionHooks):
     ``session_settings.limit``, or all; ``0``: none); ``add_items`` records the
     items as one batch; ``pop_item`` removes and returns the newest item;
     ``clear_session`` deletes the chronicum only where all of it is this session's (else
-    it hides the session's history; ``openai_agents_compaction``, with the SDK's
+    it hides the session's history; ``.compaction``, with the SDK's
     compaction hooks: one ``compact``, and the session reads the compacted window).
 
     The owner rule of chronica holds: a chronicum that belongs to someone else reads
