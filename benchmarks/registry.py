@@ -170,6 +170,12 @@ def _attested(run: Run) -> list[Row]:
     return attested(ops=run.ops, n_rounds=run.n_rounds)
 
 
+def _compaction(run: Run) -> list[Row]:
+    from . import compaction
+
+    return compaction.run(quick=run.quick)
+
+
 def _http(run: Run) -> list[Row]:
     from . import http
 
@@ -197,5 +203,6 @@ CASES: dict[str, Case] = {
     "attack": Case(_attack),
     "attested": Case(_attested),
     "http": Case(_http, sqlite=True),
+    "compaction": Case(_compaction),
 }
 """In the order they run: the floor's cases first, while its connection is warm."""

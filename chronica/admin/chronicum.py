@@ -14,14 +14,20 @@ from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, IntegerField, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.urls import reverse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotAllowed,
+    HttpResponseRedirect,
+)
+from django.urls import URLPattern, path, reverse
 from django.utils.decorators import method_decorator
 from django.utils.html import format_html
 from django.views.decorators.csrf import csrf_protect
 
 from .. import models, services
-from ..errors import ChronicumNotFound
+from ..errors import ChronicumNotFound, InvalidQuery
 from .base import ReadOnlyAdmin
 from .display import TRANSCRIPT_LIMIT, transcript
 from .filters import OwnerFilter, acta_changelist_url, owner_label, users_by_owner
@@ -88,6 +94,10 @@ class ChronicumAdmin(ReadOnlyAdmin):
     ) -> HttpResponse:
         if obj is not None:
             context.update(self.transcript_context(obj))
+            if request.user.has_perm("chronica.add_chronicum"):
+                context["fork_url"] = reverse(
+                    f"{self.admin_site.name}:chronica_chronicum_fork", args=[quote(obj.pk)]
+                )
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def transcript_context(self, chronicum: models.Chronicum) -> dict[str, Any]:
@@ -102,6 +112,38 @@ class ChronicumAdmin(ReadOnlyAdmin):
             "transcript_truncated": total > len(lines),
             "acta_changelist_url": acta_changelist_url(self.admin_site, chronicum.id),
         }
+
+    # -- fork from here ------------------------------------------------------------
+
+    def get_urls(self) -> list[URLPattern]:
+        fork = path(
+            "<path:object_id>/fork/",
+            self.admin_site.admin_view(self.fork_view),
+            name="chronica_chronicum_fork",
+        )
+        return [fork, *super().get_urls()]
+
+    @method_decorator(csrf_protect)
+    def fork_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """POST ``through`` (an actum ID): fork the chronicum from that actum through
+        ``chronica.services``, as its owner, and go to the new chronicum. Forking
+        creates a chronicum, so it takes the permission to add one."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not request.user.has_perm("chronica.add_chronicum"):
+            raise PermissionDenied
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None or not self.has_view_permission(request, obj):
+            raise Http404("no such chronicum")
+        through = request.POST.get("through") or None
+        try:
+            forked = services.fork_chronicum(obj.owner_id, obj.id, through=through)
+        except (ChronicumNotFound, InvalidQuery) as exc:
+            raise Http404(str(exc)) from None
+        self.message_user(request, f"Forked {obj.id} into {forked.id}.")
+        return HttpResponseRedirect(
+            reverse(f"{self.admin_site.name}:chronica_chronicum_change", args=[quote(forked.id)])
+        )
 
     # -- erasure ----------------------------------------------------------------
 

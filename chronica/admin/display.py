@@ -139,6 +139,12 @@ class TranscriptLine:
     actum_url: str
     content_url: str
     data_url: str
+    id: str = ""
+    compacts: str = ""
+    """On an actum of a compaction, the ID of the actum it compacts through."""
+    compacts_url: str = ""
+    compacted: bool = False
+    """Hidden by the newest compaction from a compacted window (shown folded)."""
 
 
 def transcript(admin_site: admin.AdminSite, chronicum_id: str, total: int) -> list[TranscriptLine]:
@@ -156,6 +162,8 @@ def transcript(admin_site: admin.AdminSite, chronicum_id: str, total: int) -> li
     rows.reverse()
     first_position = max(total, len(rows)) - len(rows) + 1
     requests: dict[str, int] = {}
+    shown_ids = compacted_ids(chronicum_id, rows)
+    by_id = {row.id: row.seq for row in rows}
     lines = []
     for i, row in enumerate(rows):
         call_url = ""
@@ -190,9 +198,25 @@ def transcript(admin_site: admin.AdminSite, chronicum_id: str, total: int) -> li
                 actum_url=reverse(f"{admin_site.name}:chronica_actum_change", args=[row.seq]),
                 content_url=raw_url(admin_site, row.seq, "content"),
                 data_url=raw_url(admin_site, row.seq, "data"),
+                id=row.id,
+                compacts=row.compacts or "",
+                compacts_url=f"#actum-{by_id[row.compacts]}" if row.compacts in by_id else "",
+                compacted=shown_ids is not None and row.id not in shown_ids,
             )
         )
     return lines
+
+
+def compacted_ids(chronicum_id: str, rows: list[models.Actum]) -> set[str] | None:
+    """The IDs of the acta of the chronicum's compacted view (``None`` where it has no
+    compaction among ``rows``): the others the transcript shows folded, as compacted."""
+    if not any(row.compacts for row in rows):
+        return None
+    from ..stores.db import DjangoStore
+    from ..values import ActaQuery
+
+    page = DjangoStore().window(None, chronicum_id, ActaQuery(compacted=True, last_n=len(rows)))
+    return set() if page is None else {actum.id for actum in page[0]}
 
 
 def raw_url(admin_site: admin.AdminSite, seq: int, field: str) -> str:

@@ -175,6 +175,11 @@ class ActumSerializer(serializers.Serializer[Any]):
         help_text="null, or when and why its content and data were removed (then `content`"
         ' is "" and `data` null).',
     )
+    compacts = serializers.CharField(
+        read_only=True,
+        help_text="On each actum of a compaction, the ID of the actum it compacts through"
+        " (POST .../compactions/); empty on every other actum.",
+    )
 
 
 #: The fields of an actum on the wire, in their order: the schema's (``ActumSerializer``)

@@ -38,6 +38,7 @@ from ..validation.parameters import WINDOW_PARAMETERS
 from . import schema
 from .agents import AgentCredentialThrottle, chronicarius_for
 from .authentication import AgentCredentialAuthentication, sent_agent_credential
+from .compaction import FORK, POST_COMPACTION, CompactionMixin
 from .errors import BadRequest, api_exception
 from .inputs import (
     IDEMPOTENCY_KEY,
@@ -192,7 +193,9 @@ class BaseViewSet(ViewSet):
         return [IsAuthenticated(), *(p() for p in policy if p is not AllowAny)]
 
 
-class ChronicumViewSet(ActaStreamMixin, PopMixin, RedactMixin, StateMixin, BaseViewSet):
+class ChronicumViewSet(
+    ActaStreamMixin, PopMixin, RedactMixin, StateMixin, CompactionMixin, BaseViewSet
+):
     """The caller's chronica, and the acta of each."""
 
     lookup_field = "chronicum_id"
@@ -211,6 +214,8 @@ class ChronicumViewSet(ActaStreamMixin, PopMixin, RedactMixin, StateMixin, BaseV
         "pop": schema.POP_ACTUM,
         "state": schema.GET_STATE,
         "change_state": schema.CHANGE_STATE,
+        "fork": FORK,
+        "compactions": POST_COMPACTION,
     }
 
     @extend_schema(**schema.LIST_CHRONICA)

@@ -233,3 +233,18 @@ class CompactionConformance(_Base):
         store.compact(None, cid, [self.actum(cid, "s")], first[1].id)
         found = store.acta_after("ardian", cid, ActaQuery(compacted=True), first[0].id, 100)
         _expect([a.content for a in found[0]] == ["b2", "s"], "only what the view shows")
+
+    def test_acta_recorded_while_a_compaction_was_made_follow_it_in_the_view(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store).id
+        first = store.append(None, cid, self.labelled(cid, 3)).acta
+        store.append(None, cid, self.labelled(cid, 2, "g"))  # while the summary is made
+        store.compact(None, cid, [self.actum(cid, "s1"), self.actum(cid, "s2")], first[2].id)
+        store.append(None, cid, self.labelled(cid, 1, "c"))
+        _expect(self._view(store, cid) == ["s1", "s2", "g0", "g1", "c0"], "the view's order")
+        for last_n, expected in ((2, ["g1", "c0"]), (4, ["s2", "g0", "g1", "c0"])):
+            page = store.window(None, cid, ActaQuery(compacted=True, last_n=last_n))
+            _expect([a.content for a in page[0]] == expected, f"last_n={last_n}")
+            _expect(page[1], f"last_n={last_n}: an older page of the view")
+        whole = store.window(None, cid, ActaQuery(compacted=True, last_n=5))
+        _expect(len(whole[0]) == 5 and not whole[1], "the whole view, no older page")

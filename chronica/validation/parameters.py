@@ -81,6 +81,14 @@ PARAMETERS: tuple[Parameter, ...] = (
         command=False,
     ),
     Parameter(
+        "compacted",
+        "compacted",
+        bool,
+        "the compacted view: the newest compaction's acta, then the acta recorded after"
+        " its through that belong to no compaction",
+        follow=True,
+    ),
+    Parameter(
         "after",
         "after",
         str,

@@ -33,6 +33,7 @@ ACTUM_FIELDS = {
     "call_id",
     "data",
     "recorded_by",
+    "compacts",
 }
 
 
@@ -645,7 +646,7 @@ class TestUnknownQueryParameters:
         assert response.status_code == 400
         assert response.json() == {
             "detail": f"unknown query parameter(s): {named}"
-            " (this call takes: actor, actor_kind, before, kind, last_n, max_tokens,"
+            " (this call takes: actor, actor_kind, before, compacted, kind, last_n, max_tokens,"
             " whole_tool_calls)"
         }
 

@@ -90,7 +90,7 @@ class TestTheWindow:
         assert response.status_code == 400
         assert response.json() == {
             "detail": "unknown query parameter(s): actors (this call takes: actor, actor_kind,"
-            " before, kind, last_n, max_tokens, whole_tool_calls)"
+            " before, compacted, kind, last_n, max_tokens, whole_tool_calls)"
         }
 
     def test_the_schema_describes_it(self):

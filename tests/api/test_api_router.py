@@ -96,6 +96,8 @@ def test_the_projects_schema_describes_chronica_once(as_ardian):
         "/v1/chronica/{chronicum_id}/acta/stream/",
         "/v1/chronica/{chronicum_id}/acta/pop/",
         "/v1/chronica/{chronicum_id}/state/",
+        "/v1/chronica/{chronicum_id}/fork/",
+        "/v1/chronica/{chronicum_id}/compactions/",
     }
     assert set(paths["/v1/chronica/{chronicum_id}/acta/"]) == {"get", "post"}
     assert set(paths["/v1/chronica/{chronicum_id}/acta/stream/"]) == {"get"}
@@ -114,6 +116,10 @@ def test_a_router_on_path_converters_gets_both_spellings_too():
         ("chronica/<str:chronicum_id>", None),
         ("chronica/<str:chronicum_id>/acta/", "chronicum-acta"),
         ("chronica/<str:chronicum_id>/acta", None),
+        ("chronica/<str:chronicum_id>/compactions/", "chronicum-compactions"),
+        ("chronica/<str:chronicum_id>/compactions", None),
+        ("chronica/<str:chronicum_id>/fork/", "chronicum-fork"),
+        ("chronica/<str:chronicum_id>/fork", None),
         ("chronica/<str:chronicum_id>/acta/pop/", "chronicum-acta-pop"),
         ("chronica/<str:chronicum_id>/acta/pop", None),
         ("chronica/<str:chronicum_id>/state/", "chronicum-state"),

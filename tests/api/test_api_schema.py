@@ -41,6 +41,8 @@ OPERATIONS = [
     ("/api/chronica/{chronicum_id}/state/", "GET"),
     ("/api/chronica/{chronicum_id}/state/", "POST"),
     ("/api/search/", "GET"),
+    ("/api/chronica/{chronicum_id}/fork/", "POST"),
+    ("/api/chronica/{chronicum_id}/compactions/", "POST"),
 ]
 CHECKS = [
     not_a_server_error,
@@ -81,6 +83,8 @@ class TestSchema:
             "/api/chronica/{chronicum_id}/acta/pop/",
             "/api/chronica/{chronicum_id}/acta/{actum_id}/redact/",
             "/api/chronica/{chronicum_id}/state/",
+            "/api/chronica/{chronicum_id}/fork/",
+            "/api/chronica/{chronicum_id}/compactions/",
         }
         for path in {path for path, _ in OPERATIONS}:
             assert set(paths[path]) == {m.lower() for p, m in OPERATIONS if p == path}
@@ -102,6 +106,12 @@ class TestSchema:
             ("/api/chronica/{chronicum_id}/state/", "post"): {
                 *("204", "400", "404", "409", "411", "413", "501"),
             },
+            ("/api/chronica/{chronicum_id}/fork/", "post"): {
+                *("201", "400", "404", "409", "411", "413", "501"),
+            },
+            ("/api/chronica/{chronicum_id}/compactions/", "post"): {
+                *("200", "201", "400", "404", "411", "413", "501"),
+            },
         }
         for (path, method), statuses in answers.items():
             assert set(paths[path][method]["responses"]) == statuses | common, (path, method)
@@ -113,7 +123,7 @@ class TestSchema:
         window = paths["/api/chronica/{chronicum_id}/acta/"]["get"]
         assert {p["name"] for p in window["parameters"]} == {
             *("chronicum_id", "kind", "actor_kind", "actor", "last_n"),
-            *("max_tokens", "whole_tool_calls", "before"),
+            *("max_tokens", "whole_tool_calls", "before", "compacted"),
         }
         assert "Link" in window["responses"]["200"]["headers"]
         listing = paths["/api/chronica/"]["get"]

@@ -77,6 +77,7 @@ def test_json_lines_carry_what_the_api_returns(dinner):
         "data": None,
         "recorded_by": None,
         "redacted": None,
+        "compacts": "",
     }
 
 

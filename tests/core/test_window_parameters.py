@@ -28,6 +28,7 @@ GIVEN = {
     "last_n": "2",
     "max_tokens": "500",
     "whole_tool_calls": "true",
+    "compacted": "true",
     "before": None,  # the ID of an actum of the chronicum
     "after": None,
 }

@@ -46,8 +46,10 @@ _EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 
 def events_of(acta: Iterable[Actum]) -> list[Event]:
     """The events ``acta`` hold (:func:`event_of`), in their order. The ADK events are
-    decoded in one call of pydantic's: a session read is mostly their decoding."""
-    acta = list(acta)
+    decoded in one call of pydantic's: a session read is mostly their decoding. Another
+    framework's compaction (its summary and its copies of what it compacted, ``compact``)
+    is that framework's own view of history, which ADK reads whole: it is left out."""
+    acta = [a for a in acta if not a.compacts or _holds_event(a)]
     held = [actum.data for actum in acta if _holds_event(actum)]
     if len(held) == len(acta):
         return _EVENTS.validate_python(held)

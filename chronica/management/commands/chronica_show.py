@@ -59,6 +59,8 @@ def add_window_arguments(parser: ArgumentParser, parameters: Iterable[Parameter]
             )
         elif parameter.type is int:
             parser.add_argument(_flag(parameter), type=int, metavar="N", help=help)
+        elif parameter.type is bool:
+            parser.add_argument(_flag(parameter), action="store_const", const=True, help=help)
         else:
             parser.add_argument(_flag(parameter), metavar="ID", help=help)
 
@@ -98,6 +100,7 @@ def as_json(actum: Actum) -> str:
             "redacted": None
             if actum.redacted is None
             else {"at": actum.redacted.at.isoformat(), "reason": actum.redacted.reason},
+            "compacts": actum.compacts,
         },
         ensure_ascii=False,
     )

@@ -110,16 +110,9 @@ class BaseDialect:
         return self.sql[name, owned]
 
     def filters(self, query: ActaQuery) -> tuple[str, dict[str, Any]]:
-        """:func:`filters`, and with ``query.compacted`` the compacted view's condition
-        (``compaction_sql.COMPACTED``)."""
+        """:func:`filters`, and the compacted view's condition where the query asks."""
         where, params = filters(query)
-        if query.compacted:
-            where += self.statement("COMPACTED")
-        return where, params
-
-    compaction_insert = "COMPACT_INSERT"
-    """The statement that inserts a compaction's acta (``compaction_sql``): the plain
-    dialect's runs once an actum; the vendors' insert the batch in one."""
+        return where + (self.statement("COMPACTED") if query.compacted else ""), params
 
     # -- fragments ---------------------------------------------------------------
 

@@ -25,6 +25,7 @@ __all__ = ["compact", "fork", "window"]
 
 _NO_END = 2**63 - 1
 _TICK = dt.timedelta(microseconds=1)
+_COMPACTS = ACTUM_COLUMNS.index("compacts")
 
 
 def compact(
@@ -59,8 +60,11 @@ def compact(
             if newest is not None and moment <= utc(newest):
                 moment = utc(newest) + _TICK
             at = dialect.time(connection, moment)
-            insert = dialect.statement(dialect.compaction_insert)
-            if dialect.compaction_insert == "COMPACT_INSERT":
+            # The vendors insert the batch in one statement; the plain dialect, an actum
+            # at a time.
+            name = getattr(dialect, "compaction_insert", "COMPACT_INSERT")
+            insert = dialect.statement(name)
+            if name == "COMPACT_INSERT":
                 cursor.executemany(
                     insert, list(_rows(acta, tokens, key, chronicum_id, at, through))
                 )
@@ -138,18 +142,28 @@ def fork(
     return dialect.retry_when_locked(connection, write)
 
 
+class ReadWhole(Exception):
+    """The walk cut at ``last_n`` reached the compaction's acta: acta recorded while it
+    was made, older than it, may still come before them in the view. Read it whole."""
+
+
 def window(
-    dialect: BaseDialect, owner_id: str | None, chronicum_id: str, query: ActaQuery
+    dialect: BaseDialect,
+    owner_id: str | None,
+    chronicum_id: str,
+    query: ActaQuery,
+    whole: bool = False,
 ) -> tuple[tuple[str, dict[str, Any]], Callable[[list[tuple[Any, ...]]], WindowPage | None]]:
     """The statement of a compacted window (``COMPACTED_WINDOW``) and what turns its rows
-    into the page. With ``last_n`` alone each range of the view is read up to the limit
-    and no further; with a budget or ``before`` the whole view is read and cut here."""
+    into the page. With ``last_n`` alone the walk stops at the limit (``ReadWhole`` when
+    that cannot tell the window); with a budget or ``before`` (or ``whole``) the whole
+    view is read and cut here."""
     where, params = filters(query)
     params.update(chronicum_id=chronicum_id, owner_id=owner_id)
     simple = query.max_tokens is None and query.max_bytes is None and query.before is None
     last_n = query.last_n if 0 < query.last_n < _NO_END else 0
     limit = ""
-    if simple and last_n:
+    if simple and last_n and not whole:
         limit, params["last_n"] = " LIMIT CAST(%(last_n)s AS BIGINT) + 1", last_n
     text = dialect.statement("COMPACTED_WINDOW", owner_id is not None).format(
         filters=where, limit=limit
@@ -159,7 +173,12 @@ def window(
     def page(rows: list[tuple[Any, ...]]) -> WindowPage | None:
         if not rows[0][0]:
             return None
-        kept = [row[1:] for row in rows if row[-1] is not None]
+        found = [row[1:] for row in rows if row[-1] is not None]
+        if limit and len(found) > last_n and any(r[_COMPACTS] is not None for r in found):
+            raise ReadWhole
+        # Newest first in the view: the acta of no compaction, then the compaction's.
+        kept = [r for r in found if r[_COMPACTS] is None]
+        kept += [r for r in found if r[_COMPACTS] is not None]
         if simple:
             more = bool(last_n) and len(kept) > last_n
             kept = kept[:last_n] if more else kept

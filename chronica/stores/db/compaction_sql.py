@@ -92,49 +92,20 @@ FORK_SOURCE = "SELECT 1 FROM {chronica} WHERE id = %(chronicum_id)s AND owner_id
 
 # -- the compacted window -------------------------------------------------------------
 
-# The newest compaction (its last seq, its moment), its through's seq and its first seq.
-_view = """
-WITH n AS (
-    SELECT k.seq AS c_last, k.at AS c_at, k.compacts AS c_through FROM {acta} k
-    WHERE k.{chronicum_is} AND k.compacts IS NOT NULL
-    ORDER BY k.chronicum_id DESC, k.seq DESC LIMIT 1
-), t AS (
-    SELECT COALESCE((SELECT MIN(x.seq) FROM {acta} x
-        WHERE x.chronicum_id = %(chronicum_id)s AND x.id = (SELECT c_through FROM n)), 0) AS t_seq
-), f AS (
-    SELECT MIN(b.seq) AS c_first FROM {acta} b
-    WHERE b.{chronicum_is} AND b.compacts IS NOT NULL AND b.at = (SELECT c_at FROM n)
-      AND b.seq > (SELECT t_seq FROM t) AND b.seq <= (SELECT c_last FROM n)
-)
-"""
-# The view newest first, as three ranges of the (chronicum_id, seq) index each cut to the
-# limit: the acta after the compaction, those between its through and it (recorded while
-# it was written: they follow it in the view), the compaction's own; with no compaction,
-# every actum. ``w_part`` orders them; the rows carry their token counts.
-_part = (
-    "SELECT * FROM (SELECT {a_columns}, a.seq AS w_seq, {count} AS w_tokens,"
-    " {part} AS w_part FROM {acta} a WHERE {a_chronicum_is} AND {where}{{filters}}"
-    " ORDER BY a.chronicum_id DESC, a.seq DESC{{limit}}) p{part}"
-)
+# The compacted window in one walk back of the (chronicum_id, seq) index from the newest
+# actum to the newest compaction's through (a through that is gone, or no compaction:
+# from the start): the acta of no compaction and that compaction's own, newest first (at
+# most the limit). The view puts the compaction's acta first, then the others in write
+# order: ``compaction.window`` orders the rows so. The newest compaction (its through,
+# its moment) is found once.
 COMPACTED_WINDOW = (
-    _view
-    + "SELECT o.w_found, v.* FROM (SELECT {owned} AS w_found) o LEFT JOIN ("
-    + " UNION ALL ".join(
-        _part.replace("{part}", str(part)).replace("{where}", where)
-        for part, where in (
-            (3, "NOT EXISTS (SELECT 1 FROM n)"),
-            (2, "a.compacts IS NULL AND a.seq > (SELECT c_last FROM n)"),
-            (
-                1,
-                "a.compacts IS NULL AND a.seq > (SELECT t_seq FROM t)"
-                " AND a.seq < (SELECT c_first FROM f)",
-            ),
-            (
-                0,
-                "a.compacts IS NOT NULL AND a.at = (SELECT c_at FROM n)"
-                " AND a.seq >= (SELECT c_first FROM f) AND a.seq <= (SELECT c_last FROM n)",
-            ),
-        )
-    )
-    + ") v ON 1 = 1 ORDER BY v.w_part DESC, v.w_seq DESC"
+    "WITH c AS MATERIALIZED ("
+    + _newest_compaction.replace("{column}", "k.compacts AS c_through, k.at AS c_at")
+    + ") SELECT o.w_found, v.* FROM (SELECT {owned} AS w_found) o LEFT JOIN ("
+    "SELECT {a_columns}, a.seq AS w_seq, {count} AS w_tokens FROM {acta} a"
+    " WHERE {a_chronicum_is} AND a.seq > COALESCE((SELECT MIN(t.seq) FROM {acta} t"
+    " WHERE t.chronicum_id = %(chronicum_id)s AND t.id = (SELECT c_through FROM c)), 0)"
+    " AND (a.compacts IS NULL OR a.at = (SELECT c_at FROM c)){{filters}}"
+    " ORDER BY a.chronicum_id DESC, a.seq DESC{{limit}}"
+    ") v ON 1 = 1 ORDER BY v.w_seq DESC"
 )

@@ -135,6 +135,7 @@ between two of its statements."""
 
 class PostgreSQLDialect(BaseDialect):
     has_on_conflict = True
+    # (compaction_sql: the batch of a compaction in one statement)
     compaction_insert = "COMPACT_INSERT_POSTGRESQL"
 
     # ``= ANY(ARRAY[...])``: still an equality, which prunes partitions, but one after

@@ -66,6 +66,7 @@ FROM json_each(%(acta)s) v ORDER BY v.key
 
 class SQLiteDialect(BaseDialect):
     has_on_conflict = True
+    # (compaction_sql: the batch of a compaction in one statement)
     compaction_insert = "COMPACT_INSERT_SQLITE"
 
     def __init__(self) -> None:

@@ -191,9 +191,21 @@ class DjangoStore(BaseStore):
     def window(
         self, owner_id: str | None, chronicum_id: str, query: ActaQuery
     ) -> WindowPage | None:
-        reader = compaction.window if query.compacted else _plain_window
-        return self._read(  # type: ignore[no-any-return]
-            lambda dialect, _: reader(dialect, owner_id, chronicum_id, query),
+        if query.compacted:
+            try:
+                return self._read(
+                    lambda dialect, _: compaction.window(dialect, owner_id, chronicum_id, query),
+                    lambda page: page is not None,
+                )
+            except compaction.ReadWhole:
+                return self._read(
+                    lambda dialect, _: compaction.window(
+                        dialect, owner_id, chronicum_id, query, whole=True
+                    ),
+                    lambda page: page is not None,
+                )
+        return self._read(
+            lambda dialect, _: dialect.window(owner_id, chronicum_id, query),
             lambda page: page is not None,
         )
 
@@ -404,12 +416,6 @@ class DjangoStore(BaseStore):
         )
         self._written()
         return done
-
-
-def _plain_window(
-    dialect: BaseDialect, owner_id: str | None, chronicum_id: str, query: ActaQuery
-) -> Any:
-    return dialect.window(owner_id, chronicum_id, query)
 
 
 state_write = state.write

@@ -34,10 +34,13 @@ _CORRUPT_ROWS = "rows of invalid JSON written straight into SQLiteSession's own 
 _OWN_TRANSACTION = (
     "a failing sqlite3 connection planted in SQLiteSession to roll back its transaction"
 )
-_SNAPSHOT = (
-    "SQLiteSession's private atomic suffix replacement (_get_compaction_snapshot), not part "
-    "of the Session protocol; without it the SDK skips that compaction on purpose"
+
+_TRIGGER = (
+    "a trigger created with sqlite3 on SQLiteSession's own table agent_messages, to make its"
+    " insert fail (ChronicaSession's compaction is one write of chronica's: it lands whole or"
+    " not at all, tests/integrations/openai_agents/test_session_compaction.py)"
 )
+_INSERT_ITEMS = "holds SQLiteSession's worker thread inside its private _insert_items before commit"
 
 _VALIDATED_POP = (
     "SQLiteSession's private _pop_item_with_validation, which checks the popped item inside "
@@ -50,10 +53,14 @@ _COMPACTION = "TestOpenAIResponsesCompactionSession::"
 # The only tests left out.
 _DESELECTED_BY_MODULE: dict[str, dict[str, str]] = {
     "tests/memory/test_compaction_suffix.py": {
-        "": (
-            "every test in it checks the atomic suffix replacement that SQLiteSession (and "
-            "AsyncSQLiteSession, not ours) implement privately for compaction"
+        "test_suffix_transaction_rolls_back_failed_insert[sqlite]": _TRIGGER,
+        "test_failed_encrypted_suffix_transaction_preserves_original_tokens[sqlite-False]": (
+            _TRIGGER
         ),
+        "test_failed_encrypted_suffix_transaction_preserves_original_tokens[sqlite-True]": (
+            _TRIGGER
+        ),
+        "test_cancelled_suffix_transaction_settles_before_newer_append[sqlite]": _INSERT_ITEMS,
     },
     "tests/memory/test_session.py": {
         "test_sqlite_session_close_closes_worker_thread_connections": _WORKER_CONNECTIONS,
@@ -88,16 +95,8 @@ _DESELECTED_BY_MODULE: dict[str, dict[str, str]] = {
     "tests/memory/test_openai_responses_compaction_session.py": {
         _COMPACTION + "test_settled_pop_failure_invalidates_response_chain": _OWN_TRANSACTION,
         _COMPACTION + "test_settled_clear_failure_invalidates_response_chain": _OWN_TRANSACTION,
-        # Its other parameter (native=False) runs on a plain list session and passes.
-        _COMPACTION + "test_automatic_compaction_rollback_budget[True]": _SNAPSHOT,
-    },
-    "tests/memory/test_compaction_model_visibility.py": {
-        "test_backend_read_limit_cannot_hide_retained_history_from_compaction": _SNAPSHOT,
-        "test_automatic_compaction_does_not_reload_unbounded_hidden_history": _SNAPSHOT,
-        "test_expired_read_overhead_does_not_authorize_hidden_history": _SNAPSHOT,
     },
     "tests/extensions/memory/test_encrypt_session.py": {
-        "test_encrypted_compaction_skips_unencrypted_stored_history": _SNAPSHOT,
         "test_encrypted_pop_wrong_key_preserves_recoverable_history": _VALIDATED_POP,
         "test_encrypted_pop_rechecks_authentication_after_expired_tail": _VALIDATED_POP,
         "test_encrypted_pop_authentication_is_atomic_with_concurrent_mutations": _VALIDATED_POP,
@@ -105,9 +104,7 @@ _DESELECTED_BY_MODULE: dict[str, dict[str, str]] = {
         "test_encrypted_pop_cancellation_waits_for_authentication_rollback": _VALIDATED_POP,
     },
     "tests/test_run_impl_resume_paths.py": {
-        "test_handoff_resume_after_cancelled_compaction_commits": (
-            "holds SQLiteSession's worker thread inside its private _insert_items before commit"
-        ),
+        "test_handoff_resume_after_cancelled_compaction_commits": _INSERT_ITEMS,
     },
 }
 

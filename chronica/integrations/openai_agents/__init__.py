@@ -54,7 +54,8 @@ from agents.memory.session_settings import (
 )
 from agents.tracing import AgentSpanData, get_current_span
 
-from .. import ActorKind, Actum, ActumKind, ChronicumNotFound, InvalidActum, InvalidQuery, services
+from ... import ActorKind, Actum, ActumKind, ChronicumNotFound, InvalidActum, InvalidQuery, services
+from .compaction import CompactionHooks, is_cleared
 
 __all__ = ["CONTENT_LIMIT", "ChronicaSession", "actum_from_item", "item_from_actum"]
 
@@ -116,14 +117,16 @@ _ID_LIMIT = 255
 _WINDOW_OPTIONS = frozenset({"kinds", "actor_kinds", "actors", "max_tokens", "whole_tool_calls"})
 
 
-class ChronicaSession:
+class ChronicaSession(CompactionHooks):
     """An OpenAI Agents SDK ``Session`` whose history is the chronicum ``session_id``
     of ``owner_id``.
 
     ``get_items(limit)`` returns the last ``limit`` items, oldest first (``None``:
     ``session_settings.limit``, or all; ``0``: none); ``add_items`` records the
     items as one batch; ``pop_item`` removes and returns the newest item;
-    ``clear_session`` deletes the chronicum.
+    ``clear_session`` deletes the chronicum only where all of it is this session's (else
+    it hides the session's history; ``.compaction``, with the SDK's
+    compaction hooks: one ``compact``, and the session reads the compacted window).
 
     The owner rule of chronica holds: a chronicum that belongs to someone else reads
     as empty, ``pop_item`` finds nothing in it and ``clear_session`` leaves it alone,
@@ -201,11 +204,11 @@ class ChronicaSession:
         last_n = resolved if resolved is not None and resolved > 0 else 0
         try:
             acta = await self._calls.aget_acta(
-                self.owner_id, self.session_id, last_n=last_n, **self.window
+                self.owner_id, self.session_id, last_n=last_n, compacted=True, **self.window
             )
         except ChronicumNotFound:
             return []
-        return [item_from_actum(actum) for actum in acta]
+        return [item_from_actum(actum) for actum in acta if not is_cleared(actum)]
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Record ``items`` as one batch: all land, one after the other, or none."""
@@ -225,6 +228,9 @@ class ChronicaSession:
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item; ``None`` when there is none."""
+        newest = await self._view(last_n=1)
+        if not newest or is_cleared(newest[0]):
+            return None  # (the marker of a cleared history is no item, and stays)
         try:
             actum = await _settled(self._calls.apop_actum(self.owner_id, self.session_id))
         except ChronicumNotFound:
@@ -232,9 +238,26 @@ class ChronicaSession:
         return None if actum is None else item_from_actum(actum)
 
     async def clear_session(self) -> None:
-        """Delete the chronicum and every item in it."""
-        with contextlib.suppress(ChronicumNotFound):
-            await _settled(self._calls.adelete_chronicum(self.owner_id, self.session_id))
+        """Delete the chronicum and every item in it where all of them are this
+        session's; else hide them from this session by a compaction of no items."""
+
+        async def delete() -> None:
+            with contextlib.suppress(ChronicumNotFound):
+                await self._calls.adelete_chronicum(self.owner_id, self.session_id)
+
+        await _settled(self._clear_or_hide(delete))
+
+    def _to_actum(self, item: Any) -> Actum:
+        agent = self._running_agent()
+        return actum_from_item(
+            item, chronicum_id=self.session_id, user_actor=self.user_actor, agent=agent
+        )
+
+    def _to_item(self, actum: Actum) -> TResponseInputItem:
+        return item_from_actum(actum)
+
+    def _is_own(self, actum: Actum) -> bool:
+        return _is_item(actum.data) or is_cleared(actum)
 
     def _running_agent(self) -> str:
         # The runner hands a session no agent (the run context it can pass carries none),
