@@ -16,8 +16,8 @@ from django.test.utils import CaptureQueriesContext
 
 from chronica import ActorKind, Actum, ActumKind, services
 
-from .report import Row, met
 from .database import OWNER, conninfo
+from .report import Row, met
 from .timing import median, paired_ratio, rounds
 
 LONG = "bench-compacted"
