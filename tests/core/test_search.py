@@ -128,6 +128,20 @@ class TestWhatIsFound:
         # rafa's chronicum, named by ardian, finds nothing of rafa's
         assert sessions.search_acta("ardian", "kemang", chronica=["rafa-kemang"]) == []
 
+    def test_a_namespace_narrows_it_to_the_chronica_whose_state_is_there(self, sessions):
+        from chronica import StateChange
+
+        sessions.update_state(
+            "ardian", "villa-ubud", [StateChange(namespace="adk:trips", set={"trip": "ubud"})]
+        )
+        assert contents(sessions.search_acta("ardian", "ubud or teduh", namespace="adk:trips")) == [
+            "A villa in Ubud for the first week of August, with a pool."
+        ]
+        assert sessions.search_acta("ardian", "teduh", namespace="adk:other") == []
+        assert sessions.search_acta("rafa", "kemang", namespace="adk:trips") == []
+        with pytest.raises(InvalidQuery):
+            sessions.search_acta("ardian", "teduh", namespace=5)
+
     def test_asyncio_twin(self, sessions):
         hits = asyncio.run(sessions.asearch_acta("ardian", "ubud"))
         assert hits == sessions.search_acta("ardian", "ubud")

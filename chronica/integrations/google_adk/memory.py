@@ -98,10 +98,6 @@ class ChronicaMemoryService(BaseMemoryService):
             return SearchMemoryResponse()
         from . import namespace
 
-        listing = await services.alist_namespace(user_id, namespace(app_name))
-        sessions = [chronicum.id for chronicum, _ in listing.chronica]
-        if not sessions:
-            return SearchMemoryResponse()
         # Each word also decomposed (NFD): the databases compare text as it was stored.
         spelt = dict.fromkeys(
             form for word in words for form in (word, unicodedata.normalize("NFD", word))
@@ -109,7 +105,7 @@ class ChronicaMemoryService(BaseMemoryService):
         hits = await services.asearch_acta(
             user_id,
             " or ".join(f'"{form}"' for form in spelt),
-            chronica=sessions,
+            namespace=namespace(app_name),
             kinds=[ActumKind.MESSAGE],
             limit=max(50, 5 * self.max_results),
         )

@@ -124,6 +124,7 @@ def search_statement(
     chronica: frozenset[str] | None,
     limit: int,
     offset: int,
+    namespace: str | None,
     **pieces: str,
 ) -> tuple[tuple[str, dict[str, Any]], Callable[[list[tuple[Any, ...]]], list[SearchHit]]]:
     """The statement of a search (``template`` with the owner, ``wanted``'s filters, the
@@ -137,6 +138,9 @@ def search_statement(
         names = [f"only_{i}" for i in range(len(chronica))]
         only = f" AND a.chronicum_id IN ({', '.join(f'%({n})s' for n in names)})"
         params.update(zip(names, sorted(chronica), strict=True))
+    if namespace is not None:
+        only += " AND c.namespace = %(namespace)s"
+        params["namespace"] = namespace
     params.update(owner_id=owner_id, limit=limit, offset=offset)
     columns = "a.chronicum_id, " + ", ".join("a." + column for column in sql.ACTUM_COLUMNS)
     text = template.format(**tables, a_columns=columns, filters=where, only=only, **pieces)

@@ -125,11 +125,20 @@ class SQLiteDialect(BaseDialect):
         chronica: frozenset[str] | None,
         limit: int,
         offset: int,
+        namespace: str | None = None,
     ) -> SearchRead:
         """FTS5: the table the triggers keep, ``MATCH`` the query in FTS5's language (each
         term a quoted string), ``bm25``, ``snippet()``. ``config`` is PostgreSQL's."""
         (text, params), hits = search.search_statement(
-            search.SQLITE_SEARCH, self.tables, owner_id, query, wanted, chronica, limit, offset
+            search.SQLITE_SEARCH,
+            self.tables,
+            owner_id,
+            query,
+            wanted,
+            chronica,
+            limit,
+            offset,
+            namespace,
         )
         params["query"] = query.fts5()
         return (text, params), hits
