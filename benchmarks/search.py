@@ -375,8 +375,11 @@ def measure(*, acta: int = 1_000_000, owners: int = 1_000, quick: bool = False) 
     for db in ("postgres", "sqlite"):
         args = [sys.executable, "-m", "benchmarks.search", "--one", db]
         args += ["--acta", str(acta), "--owners", str(owners)] + (["--quick"] if quick else [])
-        out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-        found[db] = json.loads(out.strip().splitlines()[-1])
+        done = subprocess.run(args, capture_output=True, text=True)
+        if done.returncode:
+            raise SystemExit(f"benchmarks.search on {db} failed:\n{done.stderr}")
+        found[db] = json.loads(done.stdout.strip().splitlines()[-1])
+        (RESULTS / f"search-{db}.json").write_text(json.dumps(found[db]) + "\n")
     pg, lite = found["postgres"], found["sqlite"]
     scale = f"{acta:,} acta of {owners:,} owners"
 
@@ -446,7 +449,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--one", choices=("postgres", "sqlite"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        print(json.dumps(one_database(args.one, args.acta, args.owners, args.quick)))
+        figures = one_database(args.one, args.acta, args.owners, args.quick)
+        RESULTS.mkdir(exist_ok=True)
+        (RESULTS / f"search-{args.one}.json").write_text(json.dumps(figures) + "\n")
+        print(json.dumps(figures))
         return 0
     from .__main__ import table
 

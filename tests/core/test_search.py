@@ -282,3 +282,27 @@ def test_a_store_without_search_says_so():
 def test_the_query_is_checked_before_the_store_is_asked():
     with pytest.raises(ValueError):
         Chronicarius(PlainStore()).search_acta("ardian", "")
+
+
+@pytest.mark.parametrize("config", ["english'; DROP TABLE acta; --", "", 5, "a b", "x" * 64])
+def test_a_search_config_that_is_not_a_plain_name_is_refused(config):
+    from django.core.exceptions import ImproperlyConfigured
+    from django.test import override_settings
+
+    from chronica.checks import check_settings
+    from chronica.conf import chronica_settings
+
+    with override_settings(CHRONICA={"SEARCH_CONFIG": config}):
+        assert [e.id for e in check_settings()] == ["chronica.E022"]
+        with pytest.raises(ImproperlyConfigured, match="SEARCH_CONFIG"):
+            chronica_settings.SEARCH_CONFIG
+
+
+def test_the_search_config_is_read_on_access():
+    from django.test import override_settings
+
+    from chronica.conf import chronica_settings
+
+    assert chronica_settings.SEARCH_CONFIG == "simple"
+    with override_settings(CHRONICA={"SEARCH_CONFIG": "pg_catalog.english"}):
+        assert chronica_settings.SEARCH_CONFIG == "pg_catalog.english"
