@@ -295,7 +295,7 @@ def test_a_search_config_that_is_not_a_plain_name_is_refused(config):
     with override_settings(CHRONICA={"SEARCH_CONFIG": config}):
         assert [e.id for e in check_settings()] == ["chronica.E022"]
         with pytest.raises(ImproperlyConfigured, match="SEARCH_CONFIG"):
-            chronica_settings.SEARCH_CONFIG
+            _ = chronica_settings.SEARCH_CONFIG
 
 
 def test_the_search_config_is_read_on_access():
