@@ -230,7 +230,7 @@ def main(argv: list[str]) -> int:
     if "search" in only:
         from . import search
 
-        rows += search.measure(quick=args.quick)
+        rows += search.measure(quick=args.quick, load=not args.no_load)
     return _report(argv, began, rows, plans)
 
 

@@ -349,10 +349,12 @@ def _recall(quick: bool) -> dict[str, float]:
     return asyncio.run(run())
 
 
-def one_database(db: str, n_acta: int, n_owners: int, quick: bool) -> dict[str, Any]:
+def one_database(
+    db: str, n_acta: int, n_owners: int, quick: bool, load: bool = True
+) -> dict[str, Any]:
     _setup(db)
     _migrate(db)
-    figures: dict[str, Any] = {"load_s": _load(db, n_acta, n_owners)}
+    figures: dict[str, Any] = {"load_s": _load(db, n_acta, n_owners) if load else 0.0}
     figures.update(_latency(n_owners, 200 if quick else 1000))
     figures.update(_write_cost(db, 5 if quick else 21, 50))
     if db == "sqlite":
@@ -363,7 +365,9 @@ def one_database(db: str, n_acta: int, n_owners: int, quick: bool) -> dict[str, 
 # -- both, one process each -----------------------------------------------------------
 
 
-def measure(*, acta: int = 1_000_000, owners: int = 1_000, quick: bool = False) -> list[Any]:
+def measure(
+    *, acta: int = 1_000_000, owners: int = 1_000, quick: bool = False, load: bool = True
+) -> list[Any]:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchmarks.settings")
     import django
 
@@ -375,6 +379,7 @@ def measure(*, acta: int = 1_000_000, owners: int = 1_000, quick: bool = False) 
     for db in ("postgres", "sqlite"):
         args = [sys.executable, "-m", "benchmarks.search", "--one", db]
         args += ["--acta", str(acta), "--owners", str(owners)] + (["--quick"] if quick else [])
+        args += [] if load else ["--no-load"]
         done = subprocess.run(args, capture_output=True, text=True)
         if done.returncode:
             raise SystemExit(f"benchmarks.search on {db} failed:\n{done.stderr}")
@@ -446,17 +451,19 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--acta", type=int, default=1_000_000)
     parser.add_argument("--owners", type=int, default=1_000)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--no-load", action="store_true", help="reuse the loaded acta")
     parser.add_argument("--one", choices=("postgres", "sqlite"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.one:
-        figures = one_database(args.one, args.acta, args.owners, args.quick)
+        figures = one_database(args.one, args.acta, args.owners, args.quick, not args.no_load)
         RESULTS.mkdir(exist_ok=True)
         (RESULTS / f"search-{args.one}.json").write_text(json.dumps(figures) + "\n")
         print(json.dumps(figures))
         return 0
     from .__main__ import table
 
-    print(table(measure(acta=args.acta, owners=args.owners, quick=args.quick)))
+    rows = measure(acta=args.acta, owners=args.owners, quick=args.quick, load=not args.no_load)
+    print(table(rows))
     return 0
 
 

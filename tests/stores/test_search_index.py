@@ -115,6 +115,7 @@ def test_postgresql_can_search_by_the_index():
         a_columns="",
         filters="",
         only="",
+        namespace_is="",
         config=config,
         vector=search.vector(config, "a."),
         tsquery=search.tsquery(config),

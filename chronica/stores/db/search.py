@@ -75,16 +75,20 @@ HEADLINE = (
     ' MaxFragments=1, FragmentDelimiter=" … "'
 )
 
-# The owner's acta that match, best first, ties newest first; the owner checked by the
-# join, the credential's chronica by {only}; the snippets only for the page's hits. The
+# The owner's acta that match, best first, ties newest first; the owner's chronica (in
+# the namespace, if one is named) read first, as an array: one probe of the search
+# index ANDed with one of (chronicum_id), not one of each per chronicum. The
+# credential's chronica are {only}; the snippets are cut only for the page's hits. The
 # query is a constant of the statement (not a CTE's column), so the index can serve it.
 PG_SEARCH = """
 SELECT {a_columns}, h.w_rank,
        ts_headline('{config}'::regconfig, {document}, {tsquery}, %(headline)s)
 FROM (
     SELECT a.seq, ts_rank_cd({vector}, {tsquery}) AS w_rank
-    FROM {acta} a JOIN {chronica} c ON c.id = a.chronicum_id
-    WHERE c.owner_id = %(owner_id)s AND {vector} @@ {tsquery}{filters}{only}
+    FROM {acta} a
+    WHERE a.chronicum_id = ANY(ARRAY(SELECT c.id FROM {chronica} c
+                                     WHERE c.owner_id = %(owner_id)s{namespace_is}))
+      AND {vector} @@ {tsquery}{filters}{only}
     ORDER BY w_rank DESC, a.seq DESC LIMIT %(limit)s OFFSET %(offset)s
 ) h JOIN {acta} a ON a.seq = h.seq
 ORDER BY h.w_rank DESC, h.seq DESC
@@ -107,8 +111,9 @@ SQLITE_SEARCH = f"""
 SELECT {{a_columns}}, -bm25({FTS5_TABLE}) AS w_rank,
        snippet({FTS5_TABLE}, 0, '{HIGHLIGHT[0]}', '{HIGHLIGHT[1]}', '…', 24)
 FROM {FTS5_TABLE} JOIN {{acta}} a ON a.seq = {FTS5_TABLE}.rowid
-JOIN {{chronica}} c ON c.id = a.chronicum_id
-WHERE {FTS5_TABLE} MATCH %(query)s AND c.owner_id = %(owner_id)s{{filters}}{{only}}
+WHERE {FTS5_TABLE} MATCH %(query)s AND a.chronicum_id IN (
+    SELECT c.id FROM {{chronica}} c WHERE c.owner_id = %(owner_id)s{{namespace_is}}
+){{filters}}{{only}}
 ORDER BY w_rank DESC, a.seq DESC LIMIT %(limit)s OFFSET %(offset)s
 """
 
@@ -138,12 +143,20 @@ def search_statement(
         names = [f"only_{i}" for i in range(len(chronica))]
         only = f" AND a.chronicum_id IN ({', '.join(f'%({n})s' for n in names)})"
         params.update(zip(names, sorted(chronica), strict=True))
+    namespace_is = ""
     if namespace is not None:
-        only += " AND c.namespace = %(namespace)s"
+        namespace_is = " AND c.namespace = %(namespace)s"
         params["namespace"] = namespace
     params.update(owner_id=owner_id, limit=limit, offset=offset)
     columns = "a.chronicum_id, " + ", ".join("a." + column for column in sql.ACTUM_COLUMNS)
-    text = template.format(**tables, a_columns=columns, filters=where, only=only, **pieces)
+    text = template.format(
+        **tables,
+        a_columns=columns,
+        filters=where,
+        only=only,
+        namespace_is=namespace_is,
+        **pieces,
+    )
 
     def hits(rows: list[tuple[Any, ...]]) -> list[SearchHit]:
         return [
