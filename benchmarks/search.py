@@ -287,6 +287,12 @@ def _recall(quick: bool) -> dict[str, float]:
     theirs = SqliteMemoryService(str(sqlite_path), max_results=5)
     planted: dict[int, tuple[str, str]] = {}
 
+    from django.db import connection
+
+    with connection.cursor() as cursor:  # an earlier run's sessions (--no-load)
+        cursor.execute(f"DELETE FROM acta WHERE chronicum_id LIKE 'adk:{app}:%'")
+        cursor.execute(f"DELETE FROM chronica WHERE id LIKE 'adk:{app}:%'")
+
     async def load() -> None:
         for s in range(n_sessions):
             user = f"user-{s % users:02d}"

@@ -257,6 +257,15 @@ class TestWhoSearches:
         )
 
 
+def test_owners_of_any_spelling_are_kept_apart(chronicarius):
+    owners = ["o'ne", 'two "quoted"', "ü-owner", "ardian", "ARDIAN", "ardian "]
+    for owner in owners:
+        chronicarius.record_acta(owner, [say(f"c-{owners.index(owner)}", f"kemang by {owner}")])
+    for owner in owners:
+        (hit,) = chronicarius.search_acta(owner, "kemang")
+        assert hit.actum.content == f"kemang by {owner}"
+
+
 class TestForgetting:
     def test_a_popped_actum_or_a_deleted_chronicum_is_not_found(self, sessions):
         assert len(sessions.search_acta("ardian", "RT-4821")) == 1

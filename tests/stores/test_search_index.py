@@ -95,6 +95,7 @@ def test_the_migration_indexes_the_rows_already_there():
 def test_the_migrations_statements_are_the_stores():
     assert migration.PG_VECTOR.format(config="english") == search.vector("english")
     assert migration.SQLITE_TEXT.format(row="new") == search.FTS5_TEXT("new")
+    assert migration.SQLITE_OWNER.format(row="new") == search.FTS5_OWNER("new")
     assert search.INDEX_NAME in migration.PG_CREATE
 
 

@@ -140,12 +140,12 @@ class SQLiteDialect(BaseDialect):
             offset,
             namespace,
         )
-        params["query"] = query.fts5()
+        params["query"] = search.fts5_match(owner_id, query)
         return (text, params), hits
 
     def matching(self, config: str, query: SearchQuery) -> tuple[str, list[Any]]:
         table = search.FTS5_TABLE
-        return f"SELECT rowid FROM {table} WHERE {table} MATCH %s", [query.fts5()]
+        return f"SELECT rowid FROM {table} WHERE {table} MATCH %s", [search.fts5_match(None, query)]
 
     def retry_when_locked(self, connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
         """Run ``write`` (a whole transaction of ours) again when SQLite gave up waiting
