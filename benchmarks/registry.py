@@ -176,6 +176,12 @@ def _compaction(run: Run) -> list[Row]:
     return compaction.run(quick=run.quick)
 
 
+def _search(run: Run) -> list[Row]:
+    from . import search
+
+    return search.measure(quick=run.quick, load=run.load)
+
+
 def _http(run: Run) -> list[Row]:
     from . import http
 
@@ -204,5 +210,6 @@ CASES: dict[str, Case] = {
     "attested": Case(_attested),
     "http": Case(_http, sqlite=True),
     "compaction": Case(_compaction),
+    "search": Case(_search),
 }
 """In the order they run: the floor's cases first, while its connection is warm."""

@@ -359,9 +359,11 @@ class BaseStore:
         chronica: frozenset[str] | None = None,
         limit: int = 20,
         offset: int = 0,
+        namespace: str | None = None,
     ) -> list[SearchHit]:
         """The acta of ``owner_id``'s chronica (only those in ``chronica`` when it is
-        not ``None``) that match ``query`` and pass the filters of ``filters`` (its
+        not ``None``, only those whose state is in ``namespace`` when it is given) that
+        match ``query`` and pass the filters of ``filters`` (its
         kinds, actor kinds and actors; nothing else of it), best rank first (ties: the
         newest first), from the ``offset``-th on, at most ``limit``; the owner and
         ``chronica`` checked in the same read. An actum's text is its ``content`` and

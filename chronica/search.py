@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import unicodedata
 
 __all__ = ["HIGHLIGHT", "SearchQuery", "Term", "parse_query", "words_of"]
 
@@ -35,8 +36,8 @@ _TERM = re.compile(r'(-?)(?:"([^"]*)"?|([^\s"]+))')
 
 def words_of(text: str) -> list[str]:
     """The words of ``text`` as a store in Python compares them: runs of letters and
-    digits, lowercase."""
-    return _WORD.findall(text.lower())
+    digits, lowercase, composed (NFC)."""
+    return _WORD.findall(unicodedata.normalize("NFC", text).lower())
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

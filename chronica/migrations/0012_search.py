@@ -7,7 +7,8 @@ it is built (the migration is not atomic for that; one left invalid by an interr
 build is dropped and built again). ``chronica_search --build-index`` builds it again,
 for another configuration.
 
-SQLite: the FTS5 table ``acta_search`` (rowid = ``seq``), the triggers that keep it on
+SQLite: the FTS5 table ``acta_search`` (rowid = ``seq``; the text, and the owner as one
+word), the triggers that keep it on
 every INSERT, UPDATE of content or data, and DELETE of an actum, and every actum
 already stored, copied in. SQLite has one writer at a time: the copy holds it.
 
@@ -33,18 +34,21 @@ SQLITE_TEXT = (
     "{row}.content || ' ' || COALESCE((SELECT group_concat(value, ' ')"
     " FROM json_tree({row}.data) WHERE type = 'text'), '')"
 )
+# The owner of the actum's chronicum as one word ("o" and its UTF-8 in hex): a search
+# asks for it first, so FTS5 reads only that owner's entries of a common word.
+SQLITE_OWNER = "(SELECT 'o' || hex(owner_id) FROM chronica WHERE id = {row}.chronicum_id)"
 SQLITE_CREATE = [
     "CREATE VIRTUAL TABLE IF NOT EXISTS acta_search USING fts5("
-    "text, tokenize = 'unicode61 remove_diacritics 0')",
+    "text, owner, tokenize = 'unicode61 remove_diacritics 0')",
     "CREATE TRIGGER IF NOT EXISTS acta_search_insert AFTER INSERT ON acta BEGIN"
-    " INSERT INTO acta_search (rowid, text) VALUES (new.seq, {new}); END",
+    " INSERT INTO acta_search (rowid, text, owner) VALUES (new.seq, {new}, {new_owner}); END",
     "CREATE TRIGGER IF NOT EXISTS acta_search_update AFTER UPDATE OF content, data ON acta"
     " BEGIN DELETE FROM acta_search WHERE rowid = old.seq;"
-    " INSERT INTO acta_search (rowid, text) VALUES (new.seq, {new}); END",
+    " INSERT INTO acta_search (rowid, text, owner) VALUES (new.seq, {new}, {new_owner}); END",
     "CREATE TRIGGER IF NOT EXISTS acta_search_delete AFTER DELETE ON acta BEGIN"
     " DELETE FROM acta_search WHERE rowid = old.seq; END",
     "DELETE FROM acta_search",
-    "INSERT INTO acta_search (rowid, text) SELECT a.seq, {a} FROM acta a",
+    "INSERT INTO acta_search (rowid, text, owner) SELECT a.seq, {a}, {a_owner} FROM acta a",
 ]
 SQLITE_DROP = [
     "DROP TRIGGER IF EXISTS acta_search_insert",
@@ -59,8 +63,13 @@ def pg_statements(config):
 
 
 def sqlite_statements():
-    new, a = SQLITE_TEXT.format(row="new"), SQLITE_TEXT.format(row="a")
-    return [s.format(new=new, a=a) for s in SQLITE_CREATE]
+    pieces = {
+        "new": SQLITE_TEXT.format(row="new"),
+        "a": SQLITE_TEXT.format(row="a"),
+        "new_owner": SQLITE_OWNER.format(row="new"),
+        "a_owner": SQLITE_OWNER.format(row="a"),
+    }
+    return [s.format(**pieces) for s in SQLITE_CREATE]
 
 
 def build(apps, schema_editor):

@@ -33,6 +33,7 @@ class Search(ChronicariusBase):
         actors: Iterable[str] | str | None = None,
         limit: int = 20,
         offset: int = 0,
+        namespace: str | None = None,
     ) -> list[SearchHit]:
         """The acta of ``owner_id``'s chronica that match ``query``, best first (ties:
         the newest first), as ``SearchHit(actum, rank, snippet)``.
@@ -40,7 +41,8 @@ class Search(ChronicariusBase):
         ``query`` is words (all must match), ``"quoted phrases"``, ``or`` and
         ``-word`` (``chronica.search``); an actum's text is its ``content`` and the
         strings inside its ``data``. ``chronica`` (chronicum IDs), ``kinds``,
-        ``actor_kinds`` and ``actors`` narrow it; ``limit`` (1 to 1000) hits from the
+        ``actor_kinds``, ``actors`` and ``namespace`` (only the chronica whose state is in
+        it, as an agent framework's sessions are) narrow it; ``limit`` (1 to 1000) hits from the
         ``offset``-th on. Only the owner's acta are searched, and with an agent's
         credential only those of the chronica it names, both checked in the store's
         one read. An empty or wordless query is ``ValueError``; another bad argument
@@ -55,6 +57,8 @@ class Search(ChronicariusBase):
         if not 0 <= offset <= MAX_SEARCH_LIMIT - limit:
             raise InvalidQuery(f"offset plus limit must be at most {MAX_SEARCH_LIMIT}")
         named = _chronica(chronica)
+        if namespace is not None and not isinstance(namespace, str):
+            raise InvalidQuery(f"namespace must be a string, not {type(namespace).__name__}")
         store = self._require(self._searching, "search", "supports_search")
         self._admit(owner_id)
         identity = self.identity
@@ -63,7 +67,15 @@ class Search(ChronicariusBase):
             named = identity.chronica if named is None else named & identity.chronica
         if not storable(owner_id) or named == frozenset():
             return []
-        return store.search(owner_id, parsed, filters, chronica=named, limit=limit, offset=offset)
+        return store.search(
+            owner_id,
+            parsed,
+            filters,
+            chronica=named,
+            limit=limit,
+            offset=offset,
+            namespace=namespace,
+        )
 
     asearch_acta = async_twin(search_acta)
 

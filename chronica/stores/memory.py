@@ -549,6 +549,7 @@ class InMemoryStore(BaseStore):
         chronica: frozenset[str] | None = None,
         limit: int = 20,
         offset: int = 0,
+        namespace: str | None = None,
     ) -> list[SearchHit]:
         with self._lock:
             entries = [
@@ -556,6 +557,7 @@ class InMemoryStore(BaseStore):
                 for e in self._entries.values()
                 if e.chronicum.owner_id == owner_id
                 and (chronica is None or e.chronicum.id in chronica)
+                and (namespace is None or e.namespace == namespace)
             ]
         keep = matcher(filters)
         found: list[tuple[float, int, Actum, str]] = []

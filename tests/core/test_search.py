@@ -128,6 +128,20 @@ class TestWhatIsFound:
         # rafa's chronicum, named by ardian, finds nothing of rafa's
         assert sessions.search_acta("ardian", "kemang", chronica=["rafa-kemang"]) == []
 
+    def test_a_namespace_narrows_it_to_the_chronica_whose_state_is_there(self, sessions):
+        from chronica import StateChange
+
+        sessions.update_state(
+            "ardian", "villa-ubud", [StateChange(namespace="adk:trips", set={"trip": "ubud"})]
+        )
+        assert contents(sessions.search_acta("ardian", "ubud or teduh", namespace="adk:trips")) == [
+            "A villa in Ubud for the first week of August, with a pool."
+        ]
+        assert sessions.search_acta("ardian", "teduh", namespace="adk:other") == []
+        assert sessions.search_acta("rafa", "kemang", namespace="adk:trips") == []
+        with pytest.raises(InvalidQuery):
+            sessions.search_acta("ardian", "teduh", namespace=5)
+
     def test_asyncio_twin(self, sessions):
         hits = asyncio.run(sessions.asearch_acta("ardian", "ubud"))
         assert hits == sessions.search_acta("ardian", "ubud")
@@ -243,6 +257,15 @@ class TestWhoSearches:
         )
 
 
+def test_owners_of_any_spelling_are_kept_apart(chronicarius):
+    owners = ["o'ne", 'two "quoted"', "ü-owner", "ardian", "ARDIAN", "ardian "]
+    for owner in owners:
+        chronicarius.record_acta(owner, [say(f"c-{owners.index(owner)}", f"kemang by {owner}")])
+    for owner in owners:
+        (hit,) = chronicarius.search_acta(owner, "kemang")
+        assert hit.actum.content == f"kemang by {owner}"
+
+
 class TestForgetting:
     def test_a_popped_actum_or_a_deleted_chronicum_is_not_found(self, sessions):
         assert len(sessions.search_acta("ardian", "RT-4821")) == 1
@@ -268,3 +291,27 @@ def test_a_store_without_search_says_so():
 def test_the_query_is_checked_before_the_store_is_asked():
     with pytest.raises(ValueError):
         Chronicarius(PlainStore()).search_acta("ardian", "")
+
+
+@pytest.mark.parametrize("config", ["english'; DROP TABLE acta; --", "", 5, "a b", "x" * 64])
+def test_a_search_config_that_is_not_a_plain_name_is_refused(config):
+    from django.core.exceptions import ImproperlyConfigured
+    from django.test import override_settings
+
+    from chronica.checks import check_settings
+    from chronica.conf import chronica_settings
+
+    with override_settings(CHRONICA={"SEARCH_CONFIG": config}):
+        assert [e.id for e in check_settings()] == ["chronica.E022"]
+        with pytest.raises(ImproperlyConfigured, match="SEARCH_CONFIG"):
+            _ = chronica_settings.SEARCH_CONFIG
+
+
+def test_the_search_config_is_read_on_access():
+    from django.test import override_settings
+
+    from chronica.conf import chronica_settings
+
+    assert chronica_settings.SEARCH_CONFIG == "simple"
+    with override_settings(CHRONICA={"SEARCH_CONFIG": "pg_catalog.english"}):
+        assert chronica_settings.SEARCH_CONFIG == "pg_catalog.english"

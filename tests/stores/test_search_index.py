@@ -100,6 +100,7 @@ def test_the_migration_indexes_the_rows_already_there():
 def test_the_migrations_statements_are_the_stores():
     assert migration.PG_VECTOR.format(config="english") == search.vector("english")
     assert migration.SQLITE_TEXT.format(row="new") == search.FTS5_TEXT("new")
+    assert migration.SQLITE_OWNER.format(row="new") == search.FTS5_OWNER("new")
     assert search.INDEX_NAME in migration.PG_CREATE
 
 
@@ -120,6 +121,7 @@ def test_postgresql_can_search_by_the_index():
         a_columns="",
         filters="",
         only="",
+        namespace_is="",
         config=config,
         vector=search.vector(config, "a."),
         tsquery=search.tsquery(config),

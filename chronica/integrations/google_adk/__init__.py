@@ -66,8 +66,10 @@ from chronica import (
 from chronica.values import NamespaceListing, StateChange, StateScope
 
 from .events import actum_of, event_key, event_of, events_of, stored_form
+from .memory import ChronicaMemoryService
 
 __all__ = [
+    "ChronicaMemoryService",
     "ChronicaSessionService",
     "actum_of",
     "chronicum_id",

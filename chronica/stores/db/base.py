@@ -462,6 +462,7 @@ class BaseDialect:
         chronica: frozenset[str] | None,
         limit: int,
         offset: int,
+        namespace: str | None = None,
     ) -> SearchRead:
         """The statement of ``DjangoStore.search`` and what turns its rows into hits."""
         raise StoreUnsupported(f"{type(self).__name__} has no full-text search")

@@ -241,6 +241,7 @@ class PostgreSQLDialect(BaseDialect):
         chronica: frozenset[str] | None,
         limit: int,
         offset: int,
+        namespace: str | None = None,
     ) -> SearchRead:
         """Full-text search with ``config``, the expression of the index (``search.vector``)
         compared with the query's ``websearch_to_tsquery``; ``ts_rank_cd``, ``ts_headline``."""
@@ -253,6 +254,7 @@ class PostgreSQLDialect(BaseDialect):
             chronica,
             limit,
             offset,
+            namespace,
             config=config,
             vector=search.vector(config, "a."),
             document=search.document("a."),

@@ -26,6 +26,7 @@ from .rows import acta_of
 from .sql import filters
 
 __all__ = [
+    "FTS5_OWNER",
     "FTS5_TABLE",
     "FTS5_TEXT",
     "HEADLINE",
@@ -33,6 +34,8 @@ __all__ = [
     "PG_SEARCH",
     "SQLITE_SEARCH",
     "document",
+    "fts5_match",
+    "fts5_owner",
     "search_statement",
     "tsquery",
     "vector",
@@ -75,16 +78,20 @@ HEADLINE = (
     ' MaxFragments=1, FragmentDelimiter=" … "'
 )
 
-# The owner's acta that match, best first, ties newest first; the owner checked by the
-# join, the credential's chronica by {only}; the snippets only for the page's hits. The
+# The owner's acta that match, best first, ties newest first; the owner's chronica (in
+# the namespace, if one is named) read first, as an array: one probe of the search
+# index ANDed with one of (chronicum_id), not one of each per chronicum. The
+# credential's chronica are {only}; the snippets are cut only for the page's hits. The
 # query is a constant of the statement (not a CTE's column), so the index can serve it.
 PG_SEARCH = """
 SELECT {a_columns}, h.w_rank,
        ts_headline('{config}'::regconfig, {document}, {tsquery}, %(headline)s)
 FROM (
     SELECT a.seq, ts_rank_cd({vector}, {tsquery}) AS w_rank
-    FROM {acta} a JOIN {chronica} c ON c.id = a.chronicum_id
-    WHERE c.owner_id = %(owner_id)s AND {vector} @@ {tsquery}{filters}{only}
+    FROM {acta} a
+    WHERE a.chronicum_id = ANY(ARRAY(SELECT c.id FROM {chronica} c
+                                     WHERE c.owner_id = %(owner_id)s{namespace_is}))
+      AND {vector} @@ {tsquery}{filters}{only}
     ORDER BY w_rank DESC, a.seq DESC LIMIT %(limit)s OFFSET %(offset)s
 ) h JOIN {acta} a ON a.seq = h.seq
 ORDER BY h.w_rank DESC, h.seq DESC
@@ -103,12 +110,33 @@ def FTS5_TEXT(row: str) -> str:
     )
 
 
+def FTS5_OWNER(row: str) -> str:
+    """The owner of the actum ``row``'s chronicum as one FTS5 word: ``o`` and the owner
+    ID's UTF-8 in hex (``fts5_owner``). A search asks for it first, so that FTS5 reads
+    only that owner's entries of a common word; the owner check of the statement stays
+    the authority."""
+    return f"(SELECT 'o' || hex(owner_id) FROM chronica WHERE id = {row}.chronicum_id)"
+
+
+def fts5_owner(owner_id: str) -> str:
+    """The word ``FTS5_OWNER`` holds for ``owner_id``."""
+    return "o" + owner_id.encode().hex().upper()
+
+
+def fts5_match(owner_id: str | None, query: SearchQuery) -> str:
+    """The FTS5 query: the owner's word (unless ``None``: any owner), and the query's
+    terms in the text column only."""
+    text = f"text : ({query.fts5()})"
+    return text if owner_id is None else f'owner : "{fts5_owner(owner_id)}" AND {text}'
+
+
 SQLITE_SEARCH = f"""
-SELECT {{a_columns}}, -bm25({FTS5_TABLE}) AS w_rank,
+SELECT {{a_columns}}, -bm25({FTS5_TABLE}, 1.0, 0.0) AS w_rank,
        snippet({FTS5_TABLE}, 0, '{HIGHLIGHT[0]}', '{HIGHLIGHT[1]}', '…', 24)
 FROM {FTS5_TABLE} JOIN {{acta}} a ON a.seq = {FTS5_TABLE}.rowid
-JOIN {{chronica}} c ON c.id = a.chronicum_id
-WHERE {FTS5_TABLE} MATCH %(query)s AND c.owner_id = %(owner_id)s{{filters}}{{only}}
+WHERE {FTS5_TABLE} MATCH %(query)s AND a.chronicum_id IN (
+    SELECT c.id FROM {{chronica}} c WHERE c.owner_id = %(owner_id)s{{namespace_is}}
+){{filters}}{{only}}
 ORDER BY w_rank DESC, a.seq DESC LIMIT %(limit)s OFFSET %(offset)s
 """
 
@@ -124,6 +152,7 @@ def search_statement(
     chronica: frozenset[str] | None,
     limit: int,
     offset: int,
+    namespace: str | None,
     **pieces: str,
 ) -> tuple[tuple[str, dict[str, Any]], Callable[[list[tuple[Any, ...]]], list[SearchHit]]]:
     """The statement of a search (``template`` with the owner, ``wanted``'s filters, the
@@ -137,9 +166,20 @@ def search_statement(
         names = [f"only_{i}" for i in range(len(chronica))]
         only = f" AND a.chronicum_id IN ({', '.join(f'%({n})s' for n in names)})"
         params.update(zip(names, sorted(chronica), strict=True))
+    namespace_is = ""
+    if namespace is not None:
+        namespace_is = " AND c.namespace = %(namespace)s"
+        params["namespace"] = namespace
     params.update(owner_id=owner_id, limit=limit, offset=offset)
     columns = "a.chronicum_id, " + ", ".join("a." + column for column in sql.ACTUM_COLUMNS)
-    text = template.format(**tables, a_columns=columns, filters=where, only=only, **pieces)
+    text = template.format(
+        **tables,
+        a_columns=columns,
+        filters=where,
+        only=only,
+        namespace_is=namespace_is,
+        **pieces,
+    )
 
     def hits(rows: list[tuple[Any, ...]]) -> list[SearchHit]:
         return [

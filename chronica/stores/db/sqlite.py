@@ -128,18 +128,27 @@ class SQLiteDialect(BaseDialect):
         chronica: frozenset[str] | None,
         limit: int,
         offset: int,
+        namespace: str | None = None,
     ) -> SearchRead:
         """FTS5: the table the triggers keep, ``MATCH`` the query in FTS5's language (each
         term a quoted string), ``bm25``, ``snippet()``. ``config`` is PostgreSQL's."""
         (text, params), hits = search.search_statement(
-            search.SQLITE_SEARCH, self.tables, owner_id, query, wanted, chronica, limit, offset
+            search.SQLITE_SEARCH,
+            self.tables,
+            owner_id,
+            query,
+            wanted,
+            chronica,
+            limit,
+            offset,
+            namespace,
         )
-        params["query"] = query.fts5()
+        params["query"] = search.fts5_match(owner_id, query)
         return (text, params), hits
 
     def matching(self, config: str, query: SearchQuery) -> tuple[str, list[Any]]:
         table = search.FTS5_TABLE
-        return f"SELECT rowid FROM {table} WHERE {table} MATCH %s", [query.fts5()]
+        return f"SELECT rowid FROM {table} WHERE {table} MATCH %s", [search.fts5_match(None, query)]
 
     def retry_when_locked(self, connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
         """Run ``write`` (a whole transaction of ours) again when SQLite gave up waiting

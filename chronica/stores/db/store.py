@@ -303,13 +303,14 @@ class DjangoStore(BaseStore):
         chronica: frozenset[str] | None = None,
         limit: int = 20,
         offset: int = 0,
+        namespace: str | None = None,
     ) -> list[SearchHit]:
         from ...conf import chronica_settings
 
         config = chronica_settings.SEARCH_CONFIG
         return self._read(
             lambda dialect, _: dialect.search(
-                config, owner_id, query, filters, chronica, limit, offset
+                config, owner_id, query, filters, chronica, limit, offset, namespace
             )
         )
 
