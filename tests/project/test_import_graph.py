@@ -54,6 +54,7 @@ FLOORS: dict[str, int] = {
     "chronica.apps": 5,
     "chronica.checks": 5,
     "chronica.migrations": 5,
+    "chronica.tasks": 5,
 }
 
 ALLOWED: dict[tuple[str, str], str] = {

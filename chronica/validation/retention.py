@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 from collections.abc import Mapping
 from typing import Any
 
-from .values import ActumKind
+from ..values import ActumKind
 
 __all__ = ["ACTIONS", "Rule", "parse_rules"]
 
@@ -37,11 +38,19 @@ class Rule:
         return f"{self.action}{kinds} older than {self.text}"
 
 
+def parse_duration(text: str) -> dt.timedelta:
+    """``90s``, ``15m``, ``12h``, ``7d``, ``2w``: a duration; anything else ``ValueError``
+    (as ``chronica_agent_credential --expires-in`` reads one)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([smhdw])\s*", text or "")
+    if not match:
+        raise ValueError(f"a duration is a number and s, m, h, d or w (7d), not {text!r}")
+    unit = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+    return dt.timedelta(**{unit[match[2]]: int(match[1])})
+
+
 def parse_rules(rules: Any) -> list[Rule]:
     """The rules of ``CHRONICA["RETENTION"]``, checked; ``ValueError`` naming the rule
     and what is wrong with it."""
-    from .services.credentials import parse_duration
-
     if rules is None:
         return []
     if isinstance(rules, (str, bytes, Mapping)) or not isinstance(rules, (list, tuple)):
