@@ -36,8 +36,8 @@ __all__ = ["BATCH", "EXPIRE_BATCH", "erase", "expire", "owner_hash", "redactions
 BATCH = 50
 """Chronica an erasure deletes in one transaction (each with its acta)."""
 
-EXPIRE_BATCH = 1000
-"""Acta (by seq range) a retention redaction looks at in one transaction; chronica a
+EXPIRE_BATCH = 500
+"""Acta (a range of seq) a retention redaction looks at in one transaction; chronica a
 retention delete takes in one is ``BATCH``."""
 
 ACTA = models.Actum._meta.db_table
