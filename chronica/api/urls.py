@@ -13,6 +13,7 @@ from django.urls import re_path
 from rest_framework.routers import SimpleRouter
 
 from .errors import not_found
+from .redact import redact_patterns
 from .routers import also_named, optional_slash
 from .views import ChronicumViewSet
 
@@ -24,6 +25,7 @@ router.register("chronica", ChronicumViewSet, basename="chronicum")
 urlpatterns = [
     *optional_slash(router.urls),
     *also_named(router.urls, {"chronicum-detail": "chronicum", "chronicum-acta": "acta"}),
+    *redact_patterns,
     # Last: an ID holding a "/" (sent as %2F) or a path no route names.
     re_path(r"^chronica(/|$)", not_found),
 ]

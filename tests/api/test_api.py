@@ -33,6 +33,7 @@ ACTUM_FIELDS = {
     "call_id",
     "data",
     "recorded_by",
+    "redacted",
 }
 
 
