@@ -182,6 +182,12 @@ def _search(run: Run) -> list[Row]:
     return search.measure(quick=run.quick, load=run.load)
 
 
+def _forgetting(run: Run) -> list[Row]:
+    from .forgetting import forgetting
+
+    return forgetting(ops=run.ops, n_rounds=5 if run.quick else 21, quick=run.quick)
+
+
 def _http(run: Run) -> list[Row]:
     from . import http
 
@@ -211,5 +217,6 @@ CASES: dict[str, Case] = {
     "http": Case(_http, sqlite=True),
     "compaction": Case(_compaction),
     "search": Case(_search),
+    "forgetting": Case(_forgetting),
 }
 """In the order they run: the floor's cases first, while its connection is warm."""

@@ -46,7 +46,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[CheckMessage]
             )
         )
     if "RETENTION" in value:
-        from .retention import parse_rules
+        from .validation.retention import parse_rules
 
         try:
             parse_rules(value["RETENTION"])

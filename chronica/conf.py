@@ -230,7 +230,7 @@ class ChronicaSettings:
     def RETENTION(self) -> list[Any]:
         """The retention rules ``apply_retention`` follows (``chronica.retention``); a
         malformed one is ``ImproperlyConfigured`` here and chronica.E019 in ``check``."""
-        from .retention import parse_rules
+        from .validation.retention import parse_rules
 
         value = self._get("RETENTION")
         try:

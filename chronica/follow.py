@@ -29,6 +29,7 @@ streams cost one query per followed chronicum and interval, not one per stream.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Hashable
 from typing import Any
@@ -40,12 +41,27 @@ from .errors import ChronicumNotFound
 from .interfaces import Subscription
 from .values import Actum
 
-__all__ = ["PAGE", "Polling", "follow"]
+__all__ = ["PAGE", "ActumRedacted", "Polling", "follow", "redacted_event"]
 
 logger = logging.getLogger("chronica.follow")
 
 PAGE = 200
 """The most acta a follower reads in one statement."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class ActumRedacted(Actum):
+    """What a follower yields when an actum recorded before its position is redacted
+    while it follows: the actum as it is now (``content`` ``""``, ``data`` ``None``,
+    ``redacted`` set). An actum recorded after the position comes once, as it is when
+    read (already redacted, perhaps), as a plain ``Actum``. The API's stream sends it
+    as an ``event: redacted`` (with no ``id:``, so that a reconnection resumes where
+    it was)."""
+
+
+def redacted_event(actum: Actum) -> ActumRedacted:
+    return ActumRedacted(**{f.name: getattr(actum, f.name) for f in dataclasses.fields(Actum)})
+
 
 Page = tuple[list[Actum], int] | tuple[list[Actum], int, bool] | None
 
@@ -88,7 +104,9 @@ async def follow(
             acta, position, *cut = page
             for actum in acta:
                 yield actum
-            if not (again or len(acta) >= PAGE or any(cut)):
+            # (the redactions a page starts with do not count towards a full page)
+            read_acta = sum(1 for actum in acta if not isinstance(actum, ActumRedacted))
+            if not (again or read_acta >= PAGE or any(cut)):
                 # Until the next multiple of the interval: idle followers wake together.
                 await news.wait(interval - loop.time() % interval)
             again = False

@@ -12,7 +12,8 @@ streamed by a view of its own in chunks.
 
 The admins are one module each: ``chronicum`` (the chronica, their transcripts and
 their erasure), ``acta`` (every actum, and the whole of one), ``credentials`` (the
-agents' credentials), on what they share in ``base``; what a page shows of an actum
+agents' credentials), ``erasures`` (the records of erased owners), on what they
+share in ``base``; what a page shows of an actum
 and the transcript are in ``display``, the list filters in ``filters``. Importing
 this package registers them.
 """
@@ -24,12 +25,14 @@ from .base import ReadOnlyAdmin
 from .chronicum import ChronicumAdmin
 from .credentials import AgentCredentialAdmin
 from .display import TRANSCRIPT_LIMIT, shown
+from .erasures import ErasureAdmin
 
 __all__ = [
     "TRANSCRIPT_LIMIT",
     "ActumAdmin",
     "AgentCredentialAdmin",
     "ChronicumAdmin",
+    "ErasureAdmin",
     "ReadOnlyAdmin",
     "shown",
 ]

@@ -5,18 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.urls import re_path
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_serializer
 from rest_framework import serializers
-from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from . import schema
 from .agents import chronicarius_for
 from .inputs import owner_id, read_body
+from .routers import optional_slash
 from .serializers import ActumSerializer, _check_body, actum_wire
+from .views import BaseViewSet
 
-__all__ = ["REDACT_ACTUM", "RedactMixin", "RedactSerializer"]
+__all__ = ["REDACT_ACTUM", "ActumViewSet", "RedactSerializer", "redact_patterns"]
 
 
 @extend_schema_serializer(component_name="RedactRequest")
@@ -58,16 +60,15 @@ REDACT_ACTUM: dict[str, Any] = {
 }
 
 
-class RedactMixin:
-    """The redact action for ``ChronicumViewSet`` (``chronicum-acta-redact``)."""
+class ActumViewSet(BaseViewSet):
+    """One actum of a chronicum: its redaction (``chronicum-acta-redact``).
+
+    Not an action of ``ChronicumViewSet``: its route names two IDs, which a router on
+    regular expressions and one on path converters spell differently; it is routed
+    by :data:`redact_patterns`, which ``chronica.api.urls`` includes (a project that
+    routes ``ChronicumViewSet`` with a router of its own adds them too)."""
 
     @extend_schema(**REDACT_ACTUM)
-    @action(
-        detail=True,
-        methods=["post"],
-        url_path=r"acta/(?P<actum_id>[^/]+)/redact",
-        url_name="acta-redact",
-    )
     def redact(self, request: Request, chronicum_id: str, actum_id: str) -> Response:
         """Empty the actum's content and data; answer it as it is now."""
         body = read_body(RedactSerializer(data=request.data))
@@ -76,3 +77,15 @@ class RedactMixin:
             owner, chronicum_id, actum_id, reason=body["reason"]
         )
         return Response(actum_wire(redacted))
+
+
+redact_patterns = optional_slash(
+    [
+        re_path(
+            r"^chronica/(?P<chronicum_id>[^/]+)/acta/(?P<actum_id>[^/]+)/redact/$",
+            ActumViewSet.as_view({"post": "redact"}),
+            name="chronicum-acta-redact",
+        )
+    ]
+)
+"""The redaction's route, with and without its trailing slash."""

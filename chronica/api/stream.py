@@ -43,6 +43,7 @@ from rest_framework.request import Request
 from .. import services
 from ..conf import chronica_settings
 from ..errors import ChronicumNotFound
+from ..follow import ActumRedacted
 from ..services import AgentIdentity, Follower
 from ..validation.parameters import FOLLOW_PARAMETERS
 from ..values import Actum
@@ -74,12 +75,17 @@ class _ErrorsAsJSON(BaseContentNegotiation):
 
 
 def event(actum: Actum) -> bytes:
-    """One actum as one server-sent event: ``id:`` its ID, ``data:`` its JSON on one line."""
+    """One actum as one server-sent event: ``id:`` its ID, ``data:`` its JSON on one line;
+    the redaction of an actum (``ActumRedacted``) as ``event: redacted`` and its JSON."""
     cached = _events_sent.get(actum.id)
     if cached is not None and cached[0] == actum:
         return cached[1]
     data = dumps(actum_wire(actum))
-    sent = f"id: {actum.id}\ndata: {data}\n\n".encode()
+    if isinstance(actum, ActumRedacted):
+        # An actum sent before was redacted: no id:, the stream's position stays.
+        sent = f"event: redacted\ndata: {data}\n\n".encode()
+    else:
+        sent = f"id: {actum.id}\ndata: {data}\n\n".encode()
     # The followers of a chronicum share their reads, so a thousand streams send the
     # same actum: it is serialized once.
     _events_sent[actum.id] = (actum, sent)
@@ -99,7 +105,9 @@ STREAM: dict[str, Any] = {
     "summary": "New acta as they are recorded (server-sent events)",
     "description": "A `text/event-stream`: one event per actum recorded after the stream"
     " starts (or after the actum named by `Last-Event-ID` or `after`), filtered as the window"
-    " is; `id:` is the actum's ID and `data:` its JSON, as in the window. A comment"
+    " is; `id:` is the actum's ID and `data:` its JSON, as in the window. When an actum"
+    " recorded before is redacted meanwhile, an `event: redacted` (no `id:`) carries it as it"
+    " is now. A comment"
     " line every 15 seconds keeps a quiet stream open. Every error is answered before the"
     " stream starts.",
     "parameters": [

@@ -13,6 +13,7 @@ from django.urls import re_path
 from rest_framework.routers import SimpleRouter
 
 from .errors import not_found
+from .redact import redact_patterns
 from .routers import also_named, optional_slash
 from .search import SearchViewSet
 from .views import ChronicumViewSet
@@ -26,6 +27,7 @@ router.register("search", SearchViewSet, basename="search")
 urlpatterns = [
     *optional_slash(router.urls),
     *also_named(router.urls, {"chronicum-detail": "chronicum", "chronicum-acta": "acta"}),
+    *redact_patterns,
     # Last: an ID holding a "/" (sent as %2F) or a path no route names.
     re_path(r"^chronica(/|$)", not_found),
 ]

@@ -56,7 +56,6 @@ from .inputs import (
 from .paging import cursor_for, link_to, position_of
 from .parsers import StrictJSONParser
 from .pop import PopMixin
-from .redact import RedactMixin
 from .renderers import (
     ChronicaBrowsableAPIRenderer,
     JSONArray,
@@ -193,9 +192,7 @@ class BaseViewSet(ViewSet):
         return [IsAuthenticated(), *(p() for p in policy if p is not AllowAny)]
 
 
-class ChronicumViewSet(
-    ActaStreamMixin, PopMixin, RedactMixin, StateMixin, CompactionMixin, BaseViewSet
-):
+class ChronicumViewSet(ActaStreamMixin, PopMixin, StateMixin, CompactionMixin, BaseViewSet):
     """The caller's chronica, and the acta of each."""
 
     lookup_field = "chronicum_id"

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Iterable
 from typing import Any
 
 from asgiref.sync import sync_to_async
 
 from ..errors import ChronicumNotFound, InvalidQuery
-from ..follow import PAGE, Polling, follow
+from ..follow import PAGE, ActumRedacted, Polling, follow, redacted_event
 from ..interfaces import FollowPage
 from ..validation.identifiers import check_owner, storable
 from ..validation.queries import build_query, check_after
 from ..values import ActaQuery, Actum
+from ..windows import matcher
 from .base import ActorKinds, ChronicariusBase, Kinds
 
 __all__ = ["Follower", "Following"]
@@ -89,18 +91,76 @@ class Following(ChronicariusBase):
             # that read wakes this follower; one before it is in it.
             store = self.store
             news = store.subscribe(chronicum_id) if hasattr(store, "subscribe") else None
-            read = sync_to_async(store.acta_after)  # type: ignore[attr-defined]
-            return follow(
+            after = sync_to_async(store.acta_after)  # type: ignore[attr-defined]
+            read: Callable[[int, int], Awaitable[Any]] = lambda position, limit: after(  # noqa: E731
+                owner_id, chronicum_id, query, position, limit
+            )
+            # Redactions of acta at or before the position read from, since (about) the
+            # start: shared by the followers that start within the same minute.
+            since = dt.datetime.now(dt.UTC) - REDACTION_MARGIN
+            shared_since = since.replace(second=0, microsecond=0)
+            if getattr(store, "supports_forget", False):
+                read = with_redactions(store, owner_id, chronicum_id, query, shared_since, read)
+            acta = follow(
                 chronicum_id,
-                lambda position, limit: read(owner_id, chronicum_id, query, position, limit),
+                read,
                 first,
                 news or Polling(),
                 self.poll_interval,
                 # Followers of the same store, owner, chronicum and filters share reads.
-                shared=(id(store), owner_id, chronicum_id, query),
+                shared=(id(store), owner_id, chronicum_id, query, shared_since),
             )
+            return once_each(acta, since)
 
         return Follower(start, sync_to_async(start), read_from)
+
+
+REDACTION_MARGIN = dt.timedelta(seconds=2)
+"""How long before its start a follower also takes redactions (a redaction's moment is
+taken just before it commits)."""
+
+
+def with_redactions(
+    store: Any,
+    owner_id: str,
+    chronicum_id: str,
+    query: ActaQuery,
+    since: dt.datetime,
+    read: Callable[[int, int], Awaitable[Any]],
+) -> Callable[[int, int], Awaitable[Any]]:
+    """``read``, whose page starts with the acta at or before its position (that pass
+    the query's filters) redacted since ``since``, as ``ActumRedacted``."""
+    redactions = sync_to_async(store.redactions)
+    keep = matcher(query)
+
+    async def read_both(position: int, limit: int) -> Any:
+        page = await read(position, limit)
+        if page is None:
+            return None
+        found = await redactions(owner_id, chronicum_id, since, position)
+        if not found:
+            return page
+        events = [redacted_event(a) for a in found if keep(a)]
+        return (events + page[0], *page[1:])
+
+    return read_both
+
+
+async def once_each(
+    acta: AsyncGenerator[Actum, None], since: dt.datetime
+) -> AsyncGenerator[Actum, None]:
+    """The follower's acta, each redaction once, and none from before ``since``."""
+    told: set[str] = set()
+    try:
+        async for actum in acta:
+            if isinstance(actum, ActumRedacted):
+                redaction = actum.redacted
+                if actum.id in told or redaction is None or redaction.at < since:
+                    continue
+                told.add(actum.id)
+            yield actum
+    finally:
+        await acta.aclose()
 
 
 class Follower(AsyncGenerator[Actum, None]):

@@ -116,7 +116,7 @@ class Forgetting(ChronicariusBase):
         no ``actum_redacted`` signal); a ``"delete"`` rule removes the chronica whose
         last activity is before it, with their acta. A malformed rule is a ``ValueError``
         (and a system check error)."""
-        from ..retention import parse_rules
+        from ..validation.retention import parse_rules
 
         if rules is None:
             from ..conf import chronica_settings

@@ -60,3 +60,17 @@ def test_viewers_have_no_such_action(dinner):
     assert services.get_acta(OWNER, CHRONICUM)[2].redacted is None
     listing = client.get(reverse(CHANGELIST))
     assert b'value="redact"' not in listing.content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_erasure_records_are_listed_without_the_owner(dinner):
+    services.erase_owner(OWNER, reason="asked to be forgotten")
+    client = staff("maya-erasures", "view_erasurerecord")
+    listing = client.get(reverse("admin:chronica_erasurerecord_changelist"))
+    assert listing.status_code == 200
+    assert b"asked to be forgotten" in listing.content
+    record = models.ErasureRecord.objects.get()
+    page = client.get(reverse("admin:chronica_erasurerecord_change", args=[record.pk]))
+    assert page.status_code == 200
+    assert record.owner_hash.encode() in page.content
+    assert f">{OWNER}<".encode() not in page.content

@@ -34,6 +34,7 @@ ACTUM_FIELDS = {
     "data",
     "recorded_by",
     "compacts",
+    "redacted",
 }
 
 

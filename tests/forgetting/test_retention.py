@@ -15,7 +15,7 @@ from django.core.management.base import CommandError
 from django.db import connections
 
 from chronica import models, services
-from chronica.retention import parse_rules
+from chronica.validation.retention import parse_rules
 
 from .. import scenario
 from ..scenario import CHRONICUM, OWNER

@@ -55,6 +55,7 @@ FLOORS: dict[str, int] = {
     "chronica.checks": 5,
     "chronica.routers": 5,
     "chronica.migrations": 5,
+    "chronica.tasks": 5,
 }
 
 ALLOWED: dict[tuple[str, str], str] = {

@@ -421,6 +421,7 @@ class BaseDialect:
                 "chronicum_id": chronicum_id,
                 "owner_id": owner_id,
                 "credential": credential,
+                "erasing": owner_id,
                 "now": self.time(cursor.db, dt.datetime.now(dt.UTC)),
             },
         )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -30,14 +31,15 @@ from ... import models
 from ...values import Actum, Erasure
 from .dialects import dialect_of
 from .rows import acta_of
+from .sql import ACTUM_COLUMNS
 
 __all__ = ["BATCH", "EXPIRE_BATCH", "erase", "expire", "owner_hash", "redactions"]
 
 BATCH = 50
 """Chronica an erasure deletes in one transaction (each with its acta)."""
 
-EXPIRE_BATCH = 1000
-"""Acta (by seq range) a retention redaction looks at in one transaction; chronica a
+EXPIRE_BATCH = 500
+"""Acta (a range of seq) a retention redaction looks at in one transaction; chronica a
 retention delete takes in one is ``BATCH``."""
 
 ACTA = models.Actum._meta.db_table
@@ -46,18 +48,77 @@ STATES = models.SharedState._meta.db_table
 CREDENTIALS = models.AgentCredential._meta.db_table
 ERASURES = models.ErasureRecord._meta.db_table
 
+# A list of IDs or kinds travels as one parameter, a JSON array: one statement text
+# whatever its length.
+_LIST = {
+    "postgresql": "SELECT json_array_elements_text(%s::json)",
+    "sqlite": "SELECT value FROM json_each(%s)",
+}
+_TEMPLATES = {
+    # Up to a number of the owner's chronica, each locked by a write (SQLite: the
+    # database's write lock, taken before any read).
+    "LOCK_OWNERS": "UPDATE {chronica} SET owner_id = owner_id WHERE id IN (SELECT id"
+    " FROM {chronica} WHERE owner_id = %s ORDER BY id LIMIT %s) AND owner_id = %s RETURNING id",
+    "DELETE_ACTA": "DELETE FROM {acta} WHERE chronicum_id IN ({list})",
+    "DELETE_CHRONICA": "DELETE FROM {chronica} WHERE id IN ({list})",
+    "DELETE_STATES": "DELETE FROM {states} WHERE owner_id = %s",
+    "DELETE_CREDENTIALS": "DELETE FROM {credentials} WHERE owner_id = %s",
+    # PostgreSQL: waits for the writes under way, holds back new ones while it runs.
+    "LOCK_TABLE": "LOCK TABLE {chronica} IN SHARE ROW EXCLUSIVE MODE",
+    "COUNT_OWNER": "SELECT (SELECT COUNT(*) FROM {chronica} WHERE owner_id = %s),"
+    " (SELECT COUNT(*) FROM {acta} WHERE chronicum_id IN"
+    " (SELECT id FROM {chronica} WHERE owner_id = %s)),"
+    " (SELECT COUNT(*) FROM {states} WHERE owner_id = %s),"
+    " (SELECT COUNT(*) FROM {credentials} WHERE owner_id = %s)",
+    "REDACTIONS": "SELECT {columns} FROM {acta} WHERE chronicum_id = %s"
+    " AND redacted_at IS NOT NULL AND redacted_at >= %s AND seq <= %s"
+    " AND EXISTS (SELECT 1 FROM {chronica} WHERE id = %s AND owner_id = %s) ORDER BY seq",
+    "SEQ_RANGE": "SELECT MIN(seq), MAX(seq) FROM {acta}",
+    "EXPIRE_REDACT": "UPDATE {acta} SET content = '', data = NULL, tokens = 0,"
+    " redacted_at = %s, redacted_reason = %s"
+    " WHERE seq > %s AND seq <= %s AND at < %s AND redacted_at IS NULL",
+    "COUNT_REDACT": "SELECT COUNT(*) FROM {acta} WHERE at < %s AND redacted_at IS NULL",
+    "LOCK_INACTIVE": "UPDATE {chronica} SET owner_id = owner_id WHERE id IN (SELECT id"
+    " FROM {chronica} WHERE last_activity_at < %s ORDER BY last_activity_at, id LIMIT %s)"
+    " AND last_activity_at < %s RETURNING id",
+    "COUNT_INACTIVE": "SELECT COUNT(*), (SELECT COUNT(*) FROM {acta} WHERE chronicum_id IN"
+    " (SELECT id FROM {chronica} WHERE last_activity_at < %s))"
+    " FROM {chronica} WHERE last_activity_at < %s",
+}
+_TEMPLATES["EXPIRE_REDACT_KINDS"] = _TEMPLATES["EXPIRE_REDACT"] + " AND kind IN ({list})"
+_TEMPLATES["COUNT_REDACT_KINDS"] = _TEMPLATES["COUNT_REDACT"] + " AND kind IN ({list})"
+
+STATEMENTS = {
+    vendor: {
+        name: template.format(
+            acta=ACTA,
+            chronica=CHRONICA,
+            states=STATES,
+            credentials=CREDENTIALS,
+            columns=", ".join(ACTUM_COLUMNS),
+            list=listed,
+        )
+        for name, template in _TEMPLATES.items()
+    }
+    for vendor, listed in _LIST.items()
+}
+"""The statements, by vendor (PostgreSQL, SQLite), formatted once at import."""
+
+_ALL = 2**62
+"""A LIMIT that is no limit."""
+
 
 def owner_hash(owner_id: str) -> str:
     """The SHA-256 (hex) of an owner ID: what an erasure's record keeps of it."""
     return hashlib.sha256(owner_id.encode()).hexdigest()
 
 
-def _q(connection: BaseDatabaseWrapper, name: str) -> str:
-    return connection.ops.quote_name(name)
+def _v(connection: BaseDatabaseWrapper) -> str:
+    return connection.vendor if connection.vendor in STATEMENTS else "sqlite"
 
 
-def _marks(values: list[Any]) -> str:
-    return ", ".join(["%s"] * len(values))
+def _json(values: list[Any]) -> str:
+    return json.dumps(values)
 
 
 def _in_transaction(connection: BaseDatabaseWrapper, work: Callable[[], Any]) -> Any:
@@ -75,18 +136,11 @@ def redactions(
     since: dt.datetime,
     position: int,
 ) -> list[Actum]:
-    dialect = dialect_of(connection)
-    columns = dialect.columns()
-    text = (
-        f"SELECT {columns} FROM {_q(connection, ACTA)} WHERE chronicum_id = %s"
-        f" AND redacted_at IS NOT NULL AND redacted_at >= %s AND seq <= %s"
-        f" AND EXISTS (SELECT 1 FROM {_q(connection, CHRONICA)} WHERE id = %s AND owner_id = %s)"
-        " ORDER BY seq"
-    )
+    when = dialect_of(connection).time(connection, since)
     with connection.cursor() as cursor:
         cursor.execute(
-            text,
-            [chronicum_id, dialect.time(connection, since), position, chronicum_id, owner_id],
+            STATEMENTS[_v(connection)]["REDACTIONS"],
+            [chronicum_id, when, position, chronicum_id, owner_id],
         )
         return acta_of(chronicum_id, cursor.fetchall())
 
@@ -100,19 +154,16 @@ def _delete_chronica(
     """Delete up to ``limit`` (``None``: all) of the owner's chronica with their acta,
     each row locked first by a write (SQLite: the database's write lock); the acta and
     chronica removed."""
-    chronica, acta = _q(connection, CHRONICA), _q(connection, ACTA)
-    cut = "" if limit is None else f" ORDER BY id LIMIT {int(limit)}"
+    vendor = _v(connection)
     cursor.execute(
-        f"UPDATE {chronica} SET owner_id = owner_id WHERE id IN"
-        f" (SELECT id FROM {chronica} WHERE owner_id = %s{cut}) AND owner_id = %s RETURNING id",
-        [owner_id, owner_id],
+        STATEMENTS[vendor]["LOCK_OWNERS"], [owner_id, _ALL if limit is None else limit, owner_id]
     )
     ids = [row[0] for row in cursor.fetchall()]
     if not ids:
         return 0, 0
-    cursor.execute(f"DELETE FROM {acta} WHERE chronicum_id IN ({_marks(ids)})", ids)
+    cursor.execute(STATEMENTS[vendor]["DELETE_ACTA"], [_json(ids)])
     removed_acta = int(cursor.rowcount)
-    cursor.execute(f"DELETE FROM {chronica} WHERE id IN ({_marks(ids)})", ids)
+    cursor.execute(STATEMENTS[vendor]["DELETE_CHRONICA"], [_json(ids)])
     removed = int(cursor.rowcount)
     dialect = dialect_of(connection)
     for chronicum_id in ids:
@@ -121,16 +172,8 @@ def _delete_chronica(
 
 
 def _count(connection: BaseDatabaseWrapper, owner_id: str) -> dict[str, int]:
-    chronica, acta = _q(connection, CHRONICA), _q(connection, ACTA)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT (SELECT COUNT(*) FROM {chronica} WHERE owner_id = %s),"
-            f" (SELECT COUNT(*) FROM {acta} WHERE chronicum_id IN"
-            f" (SELECT id FROM {chronica} WHERE owner_id = %s)),"
-            f" (SELECT COUNT(*) FROM {_q(connection, STATES)} WHERE owner_id = %s),"
-            f" (SELECT COUNT(*) FROM {_q(connection, CREDENTIALS)} WHERE owner_id = %s)",
-            [owner_id] * 4,
-        )
+        cursor.execute(STATEMENTS[_v(connection)]["COUNT_OWNER"], [owner_id] * 4)
         row = cursor.fetchone()
     return {CHRONICA: row[0], ACTA: row[1], STATES: row[2], CREDENTIALS: row[3]}
 
@@ -201,16 +244,13 @@ def erase(
         with connection.cursor() as cursor:
             # The table's write lock: the writes under way commit first (and are
             # erased here), new ones wait until this commits.
-            lock = getattr(dialect_of(connection), "erasure_lock", None)
-            if lock:
-                cursor.execute(lock.format(table=_q(connection, CHRONICA)))
+            if getattr(dialect_of(connection), "erasure_lock", None):
+                cursor.execute(STATEMENTS[_v(connection)]["LOCK_TABLE"])
             removed, removed_acta = _delete_chronica(connection, cursor, owner_id, None)
             done.update({CHRONICA: removed, ACTA: removed_acta})
-            cursor.execute(f"DELETE FROM {_q(connection, STATES)} WHERE owner_id = %s", [owner_id])
+            cursor.execute(STATEMENTS[_v(connection)]["DELETE_STATES"], [owner_id])
             done[STATES] += int(cursor.rowcount)
-            cursor.execute(
-                f"DELETE FROM {_q(connection, CREDENTIALS)} WHERE owner_id = %s", [owner_id]
-            )
+            cursor.execute(STATEMENTS[_v(connection)]["DELETE_CREDENTIALS"], [owner_id])
             done[CREDENTIALS] += int(cursor.rowcount)
         if before_commit is not None:
             done.update(before_commit(False))
@@ -249,22 +289,22 @@ def _expire_redact(
     batch: int,
 ) -> dict[str, int]:
     dialect = dialect_of(connection)
-    acta = _q(connection, ACTA)
+    vendor = _v(connection)
     when = dialect.time(connection, cutoff)
-    of_kinds = f" AND kind IN ({_marks(sorted(kinds))})" if kinds else ""
-    params: list[Any] = [when, *sorted(kinds)]
-    where = f"at < %s AND redacted_at IS NULL{of_kinds}"
+    of_kinds = [_json(sorted(kinds))] if kinds else []
     if dry_run:
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT COUNT(*) FROM {acta} WHERE {where}", params)
+            count = "COUNT_REDACT_KINDS" if kinds else "COUNT_REDACT"
+            cursor.execute(STATEMENTS[vendor][count], [when, *of_kinds])
             return {ACTA: int(cursor.fetchone()[0])}
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT MIN(seq), MAX(seq) FROM {acta}")
+        cursor.execute(STATEMENTS[vendor]["SEQ_RANGE"])
         low, high = cursor.fetchone()
     if low is None:
         return {ACTA: 0}
     done = 0
     now = dialect.time(connection, dt.datetime.now(dt.UTC))
+    redact = "EXPIRE_REDACT_KINDS" if kinds else "EXPIRE_REDACT"
     # A range of seq at a time: each batch an index range of the primary key, its
     # row locks held only for that batch.
     start = int(low) - 1
@@ -274,10 +314,7 @@ def _expire_redact(
         def one(start: int = start, end: int = end) -> int:
             with connection.cursor() as cursor:
                 cursor.execute(
-                    f"UPDATE {acta} SET content = '', data = NULL, tokens = 0,"
-                    " redacted_at = %s, redacted_reason = %s"
-                    f" WHERE seq > %s AND seq <= %s AND {where}",
-                    [now, reason, start, end, *params],
+                    STATEMENTS[vendor][redact], [now, reason, start, end, when, *of_kinds]
                 )
                 return int(cursor.rowcount)
 
@@ -290,42 +327,34 @@ def _expire_delete(
     connection: BaseDatabaseWrapper, cutoff: dt.datetime, dry_run: bool, batch: int
 ) -> dict[str, int]:
     dialect = dialect_of(connection)
-    chronica, acta = _q(connection, CHRONICA), _q(connection, ACTA)
+    vendor = _v(connection)
     when = dialect.time(connection, cutoff)
     if dry_run:
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT COUNT(*), (SELECT COUNT(*) FROM {acta} WHERE chronicum_id IN"
-                f" (SELECT id FROM {chronica} WHERE last_activity_at < %s))"
-                f" FROM {chronica} WHERE last_activity_at < %s",
-                [when, when],
-            )
+            cursor.execute(STATEMENTS[vendor]["COUNT_INACTIVE"], [when, when])
             found = cursor.fetchone()
         return {CHRONICA: int(found[0]), ACTA: int(found[1])}
     counts: Counter[str] = Counter({CHRONICA: 0, ACTA: 0})
 
-    def one() -> int:
+    def one() -> tuple[int, int, int]:
         with connection.cursor() as cursor:
             # Locked by a write, the cutoff checked again on the locked row: a
             # chronicum written to meanwhile is kept.
-            cursor.execute(
-                f"UPDATE {chronica} SET owner_id = owner_id WHERE id IN"
-                f" (SELECT id FROM {chronica} WHERE last_activity_at < %s"
-                f" ORDER BY last_activity_at, id LIMIT {int(batch)})"
-                " AND last_activity_at < %s RETURNING id",
-                [when, when],
-            )
+            cursor.execute(STATEMENTS[vendor]["LOCK_INACTIVE"], [when, batch, when])
             ids = [row[0] for row in cursor.fetchall()]
             if not ids:
-                return 0
-            cursor.execute(f"DELETE FROM {acta} WHERE chronicum_id IN ({_marks(ids)})", ids)
-            counts[ACTA] += int(cursor.rowcount)
-            cursor.execute(f"DELETE FROM {chronica} WHERE id IN ({_marks(ids)})", ids)
-            counts[CHRONICA] += int(cursor.rowcount)
+                return 0, 0, 0
+            cursor.execute(STATEMENTS[vendor]["DELETE_ACTA"], [_json(ids)])
+            removed_acta = int(cursor.rowcount)
+            cursor.execute(STATEMENTS[vendor]["DELETE_CHRONICA"], [_json(ids)])
+            removed = int(cursor.rowcount)
             for chronicum_id in ids:
                 dialect.deleted(cursor, chronicum_id)
-            return len(ids)
+            return len(ids), removed, removed_acta
 
-    while _in_transaction(connection, one) >= batch:
-        pass
+    while True:
+        locked, removed, removed_acta = _in_transaction(connection, one)
+        counts.update({CHRONICA: removed, ACTA: removed_acta})
+        if locked < batch:
+            break
     return dict(counts)

@@ -191,6 +191,7 @@ class PostgreSQLDialect(BaseDialect):
             "owner_id": owner_id,
             "acta": batch_json(acta, tokens, key),
             "credential": credential,
+            "erasing": owner_id,  # (sql.CREDENTIAL_OK: no erasure of the owner under way)
         }
         with connection.cursor() as cursor:
             if key is None:

@@ -47,7 +47,7 @@ CREDENTIAL_OK = (
     "(%(credential)s IS NULL OR EXISTS (SELECT 1 FROM {credentials}"
     " WHERE key_id = %(credential)s AND revoked_at IS NULL"
     " AND (expires_at IS NULL OR expires_at > {now}){share}))"
-    " AND NOT EXISTS (SELECT 1 FROM {erasures} WHERE erasing_owner = %(owner_id)s)"
+    " AND NOT EXISTS (SELECT 1 FROM {erasures} WHERE erasing_owner = %(erasing)s)"
 )
 CREDENTIAL_STATE = (
     "SELECT revoked_at IS NOT NULL, expires_at IS NOT NULL AND expires_at <= {now}"

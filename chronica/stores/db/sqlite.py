@@ -97,6 +97,7 @@ class SQLiteDialect(BaseDialect):
                 "key": key,
                 "now": self.time(connection, dt.datetime.now(dt.UTC)),
                 "credential": credential,
+                "erasing": owner_id,  # (sql.CREDENTIAL_OK: no erasure of the owner under way)
             }
             with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
                 cursor.execute(self.writes["creating" if creating else "touch"], params)

@@ -169,6 +169,7 @@ def _lock(
         "chronicum_id": chronicum_id,
         "owner_id": owner_id,
         "credential": credential,
+        "erasing": owner_id,  # (sql.CREDENTIAL_OK: no erasure of the owner under way)
         "now": dialect.time(connection, dt.datetime.now(dt.UTC)),
     }
     with connection.cursor() as cursor:

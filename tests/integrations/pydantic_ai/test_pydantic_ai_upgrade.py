@@ -9,7 +9,6 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from chronica import services
 from chronica.integrations.pydantic_ai import ChronicaConversationStore
 from chronica.integrations.pydantic_ai.models import PydanticAIConversation, PydanticAIEntry
 
@@ -49,7 +48,23 @@ def test_an_upgrade_from_before_the_move_keeps_every_row_and_every_conversation_
         second = Conversation(conversation_id="lunch-saturday", messages=[ask("Lunch?")])
         record = conversations.objects.get().record
         (entry,) = entries.objects.all()
-        acta = services.record_acta(OWNER, [_actum("lunch-saturday", "Lunch?")])
+        # Written as that release wrote it, with the models of then (the code of now
+        # reads and writes the columns of now).
+        now = dt.datetime.now(dt.UTC)
+        old.get_model("chronica", "Chronicum").objects.create(
+            id="lunch-saturday", owner_id=OWNER, started_at=now, last_activity_at=now
+        )
+        actum = _actum("lunch-saturday", "Lunch?")
+        old.get_model("chronica", "Actum").objects.create(
+            id="lunch-actum",
+            chronicum_id="lunch-saturday",
+            kind=actum.kind.value,
+            actor_kind=actum.actor_kind.value,
+            actor=actum.actor,
+            content=actum.content,
+            data=actum.data,
+            at=now,
+        )
         conversations.objects.create(
             conversation_id="lunch-saturday",
             owner_id=OWNER,
@@ -67,7 +82,7 @@ def test_an_upgrade_from_before_the_move_keeps_every_row_and_every_conversation_
             conversation_id="lunch-saturday",
             entry_id="lunch-entry",
             parent_id=None,
-            actum_id=acta[0].id,
+            actum_id="lunch-actum",
         )
         assert entry.conversation_id == "dinner-friday"
         assert second.conversation_id == "lunch-saturday"

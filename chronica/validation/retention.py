@@ -14,8 +14,8 @@ import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
-from .validation.parameters import parse_duration
-from .values import ActumKind
+from ..values import ActumKind
+from .parameters import parse_duration
 
 __all__ = ["ACTIONS", "Rule", "parse_rules"]
 
