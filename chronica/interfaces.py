@@ -23,6 +23,9 @@ and re-create by another owner can come between the check and the work:
 ``supports_pop``     ``pop``
 ``supports_follow``  ``acta_after`` (and ``subscribe``, to wake followers)
 ``supports_state``   ``read_state`` and ``list_namespace`` (written by ``append``)
+``supports_fork``    ``fork``: a copy of a chronicum's acta up to one of them
+``supports_compaction`` ``compact`` and ``ActaQuery.compacted`` in ``window`` and
+                     ``acta_after``
 ==================  ===========================================================
 
 Nobody has to inherit ``BaseStore``; a store that does gets ``record``,
@@ -71,7 +74,17 @@ FollowPage = tuple[list[Actum], int, bool]
 """``acta_after``'s answer: the acta, oldest first; the position to read from next; and
 whether more are ready now (the page was cut by its limit or byte budget)."""
 
-ABILITIES = ("append", "window", "listing", "delete", "pop", "follow", "state")
+ABILITIES = (
+    "append",
+    "window",
+    "listing",
+    "delete",
+    "pop",
+    "follow",
+    "state",
+    "fork",
+    "compaction",
+)
 """The optional abilities, as their ``supports_<name>`` flags name them."""
 
 
@@ -137,6 +150,8 @@ class BaseStore:
     supports_pop = False
     supports_follow = False
     supports_state = False
+    supports_fork = False
+    supports_compaction = False
 
     def create(self, chronicum: Chronicum) -> None:
         raise NotImplementedError(f"{type(self).__name__} must define create()")
@@ -290,6 +305,39 @@ class BaseStore:
         with their state, oldest ``last_activity_at`` first, ties by owner then ID; the
         owner states of the owners listed; the namespace state."""
         raise StoreUnsupported(f"{type(self).__name__} keeps no state (supports_state)")
+
+    def fork(
+        self, owner_id: str, chronicum_id: str, through: str | None, new: Chronicum
+    ) -> Chronicum | None:
+        """Create ``new`` (a chronicum of ``owner_id``) holding copies of the acta of
+        ``owner_id``'s ``chronicum_id`` up to and including the actum ``through`` (all of
+        them for ``None``), in the same order, every field kept but a new ``id`` each
+        (minted by the store, unguessable; ``compacts`` names the copy of its actum) and
+        no idempotency key; the copies keep their token counts. One consistent read of
+        the source. ``None``, writing nothing, where the source is missing or another
+        owner's; ``ChronicumExists`` where ``new.id`` is taken; ``InvalidQuery`` where
+        ``through`` is not an actum of the source. Answers the new chronicum as stored."""
+        raise StoreUnsupported(f"{type(self).__name__} cannot fork (supports_fork)")
+
+    def compact(
+        self,
+        owner_id: str | None,
+        chronicum_id: str,
+        acta: Sequence[Actum],
+        through: str,
+        *,
+        key: str | None = None,
+        tokens: Sequence[int | None] | None = None,
+        credential: str | None = None,
+    ) -> Recorded | None:
+        """``append`` (never creating the chronicum) of ``acta`` as the compaction of
+        every actum up to and including ``through``: each stored with ``compacts`` set to
+        ``through``, all with one ``at`` later than that of every earlier compaction of
+        the chronicum (a compaction's acta are the compaction acta of its moment).
+        ``InvalidQuery``, writing nothing, where ``through`` is not an actum of the
+        chronicum (checked in the same step as the write). A replay (``key``) answers
+        as ``append`` does."""
+        raise StoreUnsupported(f"{type(self).__name__} cannot compact (supports_compaction)")
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the caller's transaction commits (at once when there is

@@ -83,6 +83,11 @@ class Actum(models.Model):
     recorded_by = models.CharField(  # noqa: DJ001
         "recorded by", max_length=255, null=True, blank=True
     )
+    # Added by migration 0011, NULL for a writer that knows only the columns above: on
+    # each actum of a compaction, the ID of the actum it compacts through.
+    compacts = models.CharField(  # noqa: DJ001
+        "compacts through", max_length=255, null=True, blank=True
+    )
 
     class Meta:
         db_table = "acta"
@@ -93,6 +98,13 @@ class Actum(models.Model):
             models.Index(fields=["chronicum", "seq"], name="acta_chronicum_seq"),
             # Acta are named by ID in a window's "before" and a follower's "after".
             models.Index(fields=["chronicum", "id"], name="acta_chronicum_id"),
+            # A chronicum's compactions, newest first: the compacted window finds the
+            # newest one in a probe, however long the session.
+            models.Index(
+                fields=["chronicum", "seq"],
+                condition=models.Q(compacts__isnull=False),
+                name="acta_compactions",
+            ),
         ]
         constraints = [
             models.UniqueConstraint(

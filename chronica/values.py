@@ -100,6 +100,9 @@ class Actum:
     #: credential, ``None`` when not attested (a trusted server-side call, or a writer
     #: that knows only the seed's columns).
     recorded_by: str | None = None
+    #: Set by chronica (never by the caller): on each actum of a compaction
+    #: (``compact``), the ID of the actum ``through`` it compacts; ``""`` on every other.
+    compacts: str = ""
 
     def __post_init__(self) -> None:
         # A member as given (as a store hands them) is kept without a word.
@@ -135,6 +138,10 @@ class ActaQuery:
     #: Hand each actum's ``data`` back as its stored JSON text (``chronica.RawJSON``),
     #: not decoded: what the API writes into its answers as it is.
     raw_data: bool = False
+    #: The compacted window: the newest compaction's acta, then the acta recorded after
+    #: its ``through`` that belong to no compaction (``BaseStore.supports_compaction``);
+    #: the filters and limits run on that.
+    compacted: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -10,7 +10,14 @@ from .errors import InvalidQuery
 from .validation.jsondata import dumps_data
 from .values import FILTERS, ActaQuery, Actum, ActumKind
 
-__all__ = ["cut_page", "cut_window", "keep_whole_tool_calls", "matcher", "passes"]
+__all__ = [
+    "compacted_view",
+    "cut_page",
+    "cut_window",
+    "keep_whole_tool_calls",
+    "matcher",
+    "passes",
+]
 
 
 def passes(actum: Actum, query: ActaQuery) -> bool:
@@ -82,6 +89,21 @@ def _cut(
         oldest = position
     window.reverse()
     return window, oldest
+
+
+def compacted_view(acta: Sequence[Actum]) -> list[Actum]:
+    """The compacted view of ``acta`` (all of a chronicum, in write order): the newest
+    compaction's acta (the compaction acta of its moment, ``at``), then the acta
+    recorded after its ``through`` that belong to no compaction, in write order. With no
+    compaction, every actum. A ``through`` no longer there (purged) stands before every
+    actum."""
+    newest = next((actum for actum in reversed(acta) if actum.compacts), None)
+    if newest is None:
+        return list(acta)
+    through = next((i for i, actum in enumerate(acta) if actum.id == newest.compacts), -1)
+    after = acta[through + 1 :]
+    batch = [actum for actum in after if actum.compacts and actum.at == newest.at]
+    return batch + [actum for actum in after if not actum.compacts]
 
 
 def size(actum: Actum) -> int:

@@ -34,6 +34,7 @@ from ..errors import (
 from ..telemetry import instrument
 from ..values import Actum, Recorded, StateChange
 from .base import TokenCounter, new_id
+from .compaction import Compaction
 from .credentials import (
     CredentialInfo,
     InvalidCredential,
@@ -71,10 +72,12 @@ __all__ = [
     "StateConflict",
     "StoreUnsupported",
     "TokenCounter",
+    "acompact",
     "acreate_chronicum",
     "acting_as",
     "adelete_chronicum",
     "afollow",
+    "afork_chronicum",
     "aget_acta",
     "aget_acta_page",
     "aget_chronicum",
@@ -88,9 +91,11 @@ __all__ = [
     "arecord_actum",
     "aupdate_state",
     "authenticate_credential",
+    "compact",
     "create_chronicum",
     "credential_active",
     "delete_chronicum",
+    "fork_chronicum",
     "get_acta",
     "get_acta_page",
     "get_chronicarius",
@@ -116,7 +121,7 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-class Chronicarius(Writing, Reading, Lifecycle, State, Following):
+class Chronicarius(Writing, Reading, Lifecycle, State, Following, Compaction):
     """The one object that enforces the rules; apps talk only to it.
 
     Every call names an owner. A chronicum that belongs to someone else answers
@@ -309,3 +314,7 @@ aupdate_state = _on_configured_async(Chronicarius.aupdate_state)
 aget_state = _on_configured_async(Chronicarius.aget_state)
 alist_namespace = _on_configured_async(Chronicarius.alist_namespace)
 afollow = _on_configured(Chronicarius.afollow)
+compact = _on_configured(Chronicarius.compact)
+fork_chronicum = _on_configured(Chronicarius.fork_chronicum)
+acompact = _on_configured_async(Chronicarius.acompact)
+afork_chronicum = _on_configured_async(Chronicarius.afork_chronicum)

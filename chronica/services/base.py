@@ -25,7 +25,7 @@ from ..interfaces import ABILITIES, BaseStore, IdempotentStore, Store
 from ..tokens import estimate_tokens
 from ..validation.acta import DEFAULT_MAX_ACTUM_BYTES
 from ..validation.identifiers import storable
-from ..values import ActorKind, Actum, ActumKind, Chronicum, StateChange
+from ..values import ActaQuery, ActorKind, Actum, ActumKind, Chronicum, StateChange
 from .identity import AgentIdentity, Identity
 
 __all__ = [
@@ -112,6 +112,8 @@ class ChronicariusBase:
         self._popping = "pop" in abilities
         self._following = "follow" in abilities
         self._states = "state" in abilities and self._appends
+        self._forking = "fork" in abilities
+        self._compacting = "compaction" in abilities
         on_commit = getattr(store, "on_commit", None)
         self._on_commit: Callable[[Callable[[], None]], None] | None = on_commit
         self._abilities = frozenset(abilities)
@@ -174,6 +176,15 @@ class ChronicariusBase:
         if not ability:
             raise StoreUnsupported(f"{type(self.store).__name__} cannot {what} ({flag})")
         return self.store  # type: ignore[return-value]
+
+    def _compacted(self, query: ActaQuery, compacted: object) -> ActaQuery:
+        """``query``, compacted where asked (the store must keep compactions)."""
+        if not isinstance(compacted, bool):
+            raise InvalidQuery(f"compacted must be True or False, not {compacted!r}")
+        if not compacted:
+            return query
+        self._require(self._compacting, "read a compacted window", "supports_compaction")
+        return dataclasses.replace(query, compacted=True)
 
     # -- ownership -------------------------------------------------------
 

@@ -33,6 +33,7 @@ class Following(ChronicariusBase):
         actors: Iterable[str] | str | None = None,
         max_bytes: int | None = None,
         raw_data: bool = False,
+        compacted: bool = False,
     ) -> Follower:
         """Every actum recorded after the actum ``after`` (``None``: from the moment the
         follow starts), each once, in write order, filtered like :meth:`get_acta`,
@@ -53,6 +54,9 @@ class Following(ChronicariusBase):
         that a long backlog is read a budget at a time, every actum still in order
         (``CHRONICA["API_MAX_RESPONSE_BYTES"]`` in the API's stream). ``raw_data``: each
         actum's ``data`` as its stored JSON text (``chronica.RawJSON``).
+        ``compacted``: only the acta of the compacted view (see ``get_acta``) at the
+        moment each is read: a new compaction's acta come, and what a compaction
+        already hid when the follower reads on does not.
         """
 
         def start() -> tuple[ActaQuery, FollowPage]:
@@ -65,6 +69,7 @@ class Following(ChronicariusBase):
             if not isinstance(raw_data, bool):
                 raise InvalidQuery(f"raw_data must be True or False, not {raw_data!r}")
             query = dataclasses.replace(query, raw_data=raw_data)
+            query = self._compacted(query, compacted)
             resume = check_after(after)
             store = self._require(self._following, "follow a chronicum", "supports_follow")
             self._check_ids(owner_id, chronicum_id)

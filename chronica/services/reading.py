@@ -30,6 +30,7 @@ class Reading(ChronicariusBase):
         max_tokens: int | None = None,
         whole_tool_calls: bool = False,
         before: str | None = None,
+        compacted: bool = False,
     ) -> list[Actum]:
         """The context window, oldest first in write order.
 
@@ -40,6 +41,9 @@ class Reading(ChronicariusBase):
         chronicum) takes the window from the acta recorded before it.
         ``whole_tool_calls`` then leaves out every tool response whose tool request
         (same ``call_id``) is not in the window.
+        ``compacted``: the window is read from the newest compaction's acta followed
+        by the acta recorded after its ``through`` that belong to no compaction (see
+        ``compact``), then filtered and limited as usual.
         A bad argument raises ``InvalidQuery``.
         """
         check_owner(owner_id)
@@ -52,6 +56,7 @@ class Reading(ChronicariusBase):
             before=before,
         )
         whole = check_whole_tool_calls(whole_tool_calls)
+        query = self._compacted(query, compacted)
         acta = self._window(owner_id, chronicum_id, query)
         return keep_whole_tool_calls(acta) if whole else acta
 
@@ -69,6 +74,7 @@ class Reading(ChronicariusBase):
         before: str | None = None,
         max_bytes: int | None = None,
         raw_data: bool = False,
+        compacted: bool = False,
     ) -> ActaPage:
         """The window :meth:`get_acta` answers for the same arguments, and where the
         next, older page starts: ``ActaPage(acta, next_before)``.
@@ -105,6 +111,7 @@ class Reading(ChronicariusBase):
             raise InvalidQuery(f"raw_data must be True or False, not {raw_data!r}")
         if raw_data:
             query = dataclasses.replace(query, raw_data=True)
+        query = self._compacted(query, compacted)
         cut, more = self._page(owner_id, chronicum_id, query)
         page = keep_whole_tool_calls(cut) if whole else cut
         return ActaPage(page, cut[0].id if more else None)

@@ -108,7 +108,9 @@ class Writing(ChronicariusBase):
             )
         recorded_by = self._recorded_by
         to_store = [
-            dataclasses.replace(actum, id=self.id_factory(), at=None, recorded_by=recorded_by)
+            dataclasses.replace(
+                actum, id=self.id_factory(), at=None, recorded_by=recorded_by, compacts=""
+            )
             for actum in batch
         ]
         tokens = [check_token_count(self.token_counter(actum), actum) for actum in to_store]

@@ -15,7 +15,8 @@ The suite is the specification of a store. Use it in a few lines::
 Each optional ability of ``chronica.interfaces.BaseStore`` has its suite too, for a
 store that sets its ``supports_*`` flag: ``AppendConformance``,
 ``WindowConformance``, ``ListingConformance``, ``DeleteConformance``,
-``PopConformance``, ``FollowConformance`` and ``StateConformance``. ``ALL_SUITES``
+``PopConformance``, ``FollowConformance``, ``StateConformance``, ``ForkConformance``
+and ``CompactionConformance``. ``ALL_SUITES``
 lists every suite; ``suites_for(store)`` the ones a store must pass.
 
 The classes work under pytest as they are and as mixins of ``unittest.TestCase``
@@ -38,6 +39,7 @@ from typing import Any
 from ..interfaces import IdempotentStore, Store
 from .append import AppendConformance
 from .base import _Base
+from .compaction import CompactionConformance, ForkConformance
 from .follow import FollowConformance
 from .lifecycle import DeleteConformance, ListingConformance, PopConformance
 from .state import StateConformance
@@ -47,8 +49,10 @@ from .windows import WindowConformance
 __all__ = [
     "ALL_SUITES",
     "AppendConformance",
+    "CompactionConformance",
     "DeleteConformance",
     "FollowConformance",
+    "ForkConformance",
     "IdempotentStoreConformance",
     "ListingConformance",
     "PopConformance",
@@ -72,6 +76,8 @@ ALL_SUITES: dict[str, type[_Base]] = {
     "pop": PopConformance,
     "follow": FollowConformance,
     "state": StateConformance,
+    "fork": ForkConformance,
+    "compaction": CompactionConformance,
 }
 """Every suite: the seed's two by the protocol they specify, the others by the ability
 (``supports_<name>``) they specify."""

@@ -10,7 +10,9 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime as dt
+import hashlib
 import itertools
+import secrets
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -30,7 +32,7 @@ from ..values import (
     StateScope,
     StateView,
 )
-from ..windows import cut_page, matcher, size
+from ..windows import compacted_view, cut_page, matcher, size
 
 __all__ = ["InMemoryStore"]
 
@@ -60,6 +62,8 @@ class InMemoryStore(BaseStore):
     supports_pop = True
     supports_follow = True
     supports_state = True
+    supports_fork = True
+    supports_compaction = True
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -187,11 +191,16 @@ class InMemoryStore(BaseStore):
         return apply_all(before, changes, owner_id, chronicum_id)
 
     def _add(
-        self, entry: _Entry, acta: Sequence[Actum], key: str | None, tokens: Sequence[int | None]
+        self,
+        entry: _Entry,
+        acta: Sequence[Actum],
+        key: str | None,
+        tokens: Sequence[int | None],
+        at: dt.datetime | None = None,
     ) -> Recorded:
         if not acta:
             return Recorded([])
-        at = dt.datetime.now(dt.UTC)
+        at = at or dt.datetime.now(dt.UTC)
         stored = [dataclasses.replace(actum, at=at) for actum in acta]
         entry.acta.extend(stored)
         entry.positions.extend(next(self._positions) for _ in stored)
@@ -202,6 +211,79 @@ class InMemoryStore(BaseStore):
             entry.keys[key] = [actum.id for actum in stored]
         entry.chronicum = dataclasses.replace(entry.chronicum, last_activity_at=at)
         return Recorded(stored)
+
+    # -- compaction and fork --------------------------------------------------------
+
+    def compact(
+        self,
+        owner_id: str | None,
+        chronicum_id: str,
+        acta: Sequence[Actum],
+        through: str,
+        *,
+        key: str | None = None,
+        tokens: Sequence[int | None] | None = None,
+        credential: str | None = None,
+    ) -> Recorded | None:
+        entry = self._locked(owner_id, chronicum_id)
+        if entry is None:
+            return None
+        try:
+            if (replay := self._replay(entry, key)) is not None:
+                return replay
+            if not any(actum.id == through for actum in entry.acta):
+                raise InvalidQuery(f"through={through!r} is not an actum of this chronicum")
+            at = dt.datetime.now(dt.UTC)
+            earlier = [actum.at for actum in entry.acta if actum.compacts and actum.at]
+            if earlier and at <= max(earlier):
+                at = max(earlier) + dt.timedelta(microseconds=1)
+            batch = [dataclasses.replace(actum, compacts=through) for actum in acta]
+            return self._add(entry, batch, key, tokens or [None] * len(acta), at)
+        finally:
+            entry.lock.release()
+
+    def fork(
+        self, owner_id: str, chronicum_id: str, through: str | None, new: Chronicum
+    ) -> Chronicum | None:
+        entry = self._locked(owner_id, chronicum_id)
+        if entry is None:
+            return None
+        try:
+            acta, tokens = list(entry.acta), dict(entry.tokens)
+        finally:
+            entry.lock.release()
+        if through is not None:
+            end = next((i for i, a in enumerate(acta) if a.id == through), -1)
+            if end < 0:
+                raise InvalidQuery(f"through={through!r} is not an actum of this chronicum")
+            acta = acta[: end + 1]
+        salt = secrets.token_hex(16)
+
+        def copied(actum_id: str) -> str:
+            return hashlib.md5((salt + actum_id).encode()).hexdigest()
+
+        copies = [
+            dataclasses.replace(
+                actum,
+                chronicum_id=new.id,
+                id=copied(actum.id),
+                compacts=copied(actum.compacts) if actum.compacts else "",
+            )
+            for actum in acta
+        ]
+        with self._lock:
+            if new.id in self._entries:
+                raise ChronicumExists(new.id)
+            forked = _Entry(new)
+            forked.acta = copies
+            forked.positions = [next(self._positions) for _ in copies]
+            forked.tokens = {
+                copy.id: tokens[actum.id]
+                for actum, copy in zip(acta, copies, strict=True)
+                if actum.id in tokens
+            }
+            self._entries[new.id] = forked
+        return new
 
     # -- reading --------------------------------------------------------------
 
@@ -220,6 +302,8 @@ class InMemoryStore(BaseStore):
             found = tokens.get(actum.id)
             return content_tokens(actum.content) if found is None else found
 
+        if query.compacted:
+            acta = compacted_view(acta)
         window, more = cut_page(acta, query, count)
         return _as_read(window, query), more
 
@@ -280,6 +364,9 @@ class InMemoryStore(BaseStore):
                 raise InvalidQuery(f"after={position!r} is not an actum of this chronicum")
             position = found[-1]
         keep = matcher(query)
+        if query.compacted:
+            shown, match = {id(a) for a in compacted_view([a for a, _ in positions])}, keep
+            keep = lambda actum: id(actum) in shown and match(actum)  # noqa: E731
         page: list[tuple[Actum, int]] = []
         room = query.max_bytes
         for actum, at in positions:

@@ -23,7 +23,7 @@ from ...errors import ChronicumExists, InvalidCredential, InvalidQuery
 from ...interfaces import Create, FollowPage, Subscription, WindowPage
 from ...validation.jsondata import dumps_data
 from ...values import FILTERS, ActaQuery, Actum, Chronicum, Recorded
-from . import sql
+from . import compaction_sql, sql
 from .rows import acta_of, utc
 
 __all__ = ["BaseDialect", "Statement"]
@@ -82,11 +82,12 @@ class BaseDialect:
 
     def __init__(self) -> None:
         self.sql: dict[tuple[str, bool], str] = {}
-        for name in dir(sql):
-            template = getattr(sql, name)
-            if name.isupper() and isinstance(template, str) and "{" in template:
-                for owned in (True, False):
-                    self.sql[name, owned] = self.render(template, owned=owned)
+        for module in (sql, compaction_sql):
+            for name in dir(module):
+                template = getattr(module, name)
+                if name.isupper() and isinstance(template, str) and "{" in template:
+                    for owned in (True, False):
+                        self.sql[name, owned] = self.render(template, owned=owned)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
@@ -127,6 +128,18 @@ class BaseDialect:
     def statement(self, name: str, owned: bool = True) -> str:
         return self.sql[name, owned]
 
+    def filters(self, query: ActaQuery) -> tuple[str, dict[str, Any]]:
+        """:func:`filters`, and with ``query.compacted`` the compacted view's condition
+        (``compaction_sql.COMPACTED``)."""
+        where, params = filters(query)
+        if query.compacted:
+            where += self.statement("COMPACTED")
+        return where, params
+
+    compaction_insert = "COMPACT_INSERT"
+    """The statement that inserts a compaction's acta (``compaction_sql``): the plain
+    dialect's runs once an actum; the vendors' insert the batch in one."""
+
     # -- fragments ---------------------------------------------------------------
 
     def columns(self, table: str = "") -> str:
@@ -164,7 +177,7 @@ class BaseDialect:
 
         Every row is (found, where ``before`` stands, whether an older page exists,
         the actum's columns, its seq); a row with no actum when the window is empty."""
-        where, params = filters(query)
+        where, params = self.filters(query)
         params.update(chronicum_id=chronicum_id, owner_id=owner_id, before=query.before)
         before = "" if query.before is None else sql.BEFORE.format(**self.tables)
         before_seq = "NULL" if query.before is None else sql.BEFORE_SEQ.format(**self.tables)
@@ -238,7 +251,7 @@ class BaseDialect:
         """The statement of ``acta_after`` and what turns its rows into the page. Every
         row is (found, the newest seq, the seq read from, [cut,] the actum's columns,
         its seq)."""
-        where, params = filters(query)
+        where, params = self.filters(query)
         params.update(chronicum_id=chronicum_id, owner_id=owner_id, limit=limit)
         if position is None:
             start, params["limit"] = "0", 0

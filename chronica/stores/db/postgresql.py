@@ -132,6 +132,7 @@ between two of its statements."""
 
 class PostgreSQLDialect(BaseDialect):
     has_on_conflict = True
+    compaction_insert = "COMPACT_INSERT_POSTGRESQL"
 
     # ``= ANY(ARRAY[...])``: still an equality, which prunes partitions, but one after
     # which ``ORDER BY chronicum_id DESC, seq DESC`` stays an order only the

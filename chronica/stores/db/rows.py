@@ -48,6 +48,7 @@ def acta_of(chronicum_id: str, rows: Iterable[Sequence[Any]], *, raw: bool = Fal
             call_id=row[6],
             data=_data(row[7], raw),
             recorded_by=row[8],
+            compacts=row[9] or "",
         )
         for row in rows
     ]

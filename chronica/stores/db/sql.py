@@ -23,6 +23,7 @@ ACTUM_COLUMNS = (
     "call_id",
     "data",
     "recorded_by",
+    "compacts",
 )
 """What every read selects of an actum, in the order ``rows.acta_of`` takes them."""
 

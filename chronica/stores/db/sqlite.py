@@ -63,6 +63,7 @@ FROM json_each(%(acta)s) v ORDER BY v.key
 
 class SQLiteDialect(BaseDialect):
     has_on_conflict = True
+    compaction_insert = "COMPACT_INSERT_SQLITE"
 
     def __init__(self) -> None:
         super().__init__()

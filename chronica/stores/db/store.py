@@ -21,7 +21,7 @@ from ...values import (
     StateChange,
     StateView,
 )
-from . import replicas, state
+from . import compaction, replicas, state
 from .base import BaseDialect
 from .dialects import dialect_of
 from .rows import acta_of, utc
@@ -46,6 +46,8 @@ class DjangoStore(BaseStore):
     supports_pop = True
     supports_follow = True
     supports_state = True
+    supports_fork = True
+    supports_compaction = True
 
     def __init__(self, using: str | None = None) -> None:
         self.using = using
@@ -178,8 +180,9 @@ class DjangoStore(BaseStore):
     def window(
         self, owner_id: str | None, chronicum_id: str, query: ActaQuery
     ) -> WindowPage | None:
-        return self._read(
-            lambda dialect, _: dialect.window(owner_id, chronicum_id, query),
+        reader = compaction.window if query.compacted else _plain_window
+        return self._read(  # type: ignore[no-any-return]
+            lambda dialect, _: reader(dialect, owner_id, chronicum_id, query),
             lambda page: page is not None,
         )
 
@@ -267,6 +270,51 @@ class DjangoStore(BaseStore):
     def list_namespace(self, owner_id: str | None, namespace: str) -> NamespaceListing:
         connection = self._connection()
         return state.list_namespace(dialect_of(connection), connection, owner_id, namespace)
+
+    def compact(
+        self,
+        owner_id: str | None,
+        chronicum_id: str,
+        acta: Sequence[Actum],
+        through: str,
+        *,
+        key: str | None = None,
+        tokens: Sequence[int | None] | None = None,
+        credential: str | None = None,
+    ) -> Recorded | None:
+        connection = self._connection()
+        counts = [None] * len(acta) if tokens is None else tokens
+        recorded = compaction.compact(
+            dialect_of(connection),
+            connection,
+            owner_id,
+            chronicum_id,
+            acta,
+            through,
+            key,
+            counts,
+            credential,
+        )
+        if recorded is not None:
+            self._written()
+        return recorded
+
+    def fork(
+        self, owner_id: str, chronicum_id: str, through: str | None, new: Chronicum
+    ) -> Chronicum | None:
+        connection = self._connection()
+        forked = compaction.fork(
+            dialect_of(connection), connection, owner_id, chronicum_id, through, new
+        )
+        if forked is not None:
+            self._written()
+        return forked
+
+
+def _plain_window(
+    dialect: BaseDialect, owner_id: str | None, chronicum_id: str, query: ActaQuery
+) -> Any:
+    return dialect.window(owner_id, chronicum_id, query)
 
 
 state_write = state.write
