@@ -38,6 +38,7 @@ from langgraph.checkpoint.base import (
 
 from chronica import ChronicaError, ChronicumExists, ChronicumNotFound, EmptyOwnerID, services
 
+from .copying import copy_thread_rows
 from .lists import MessageLists
 from .messages import is_message_list
 from .models import LangGraphBlob, LangGraphCheckpoint, LangGraphWrite
@@ -437,6 +438,17 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
             for start in range(0, len(unused), 500):
                 rows.objects(LangGraphBlob).filter(pk__in=unused[start : start + 500]).delete()
 
+    @closes_its_connection
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy the thread's checkpoints, writes and messages to a new thread, whose
+        chronicum is a fork of the source's (``services.fork_chronicum``: the session's
+        acta copied, in order). A missing source (or another owner's) is
+        ``ChronicumNotFound``; a target that is taken, ``ChronicumExists``."""
+        owner_id = self._owner()
+        rows = Rows()
+        source, target = str(source_thread_id), str(target_thread_id)
+        rows.in_transaction(lambda: copy_thread_rows(rows, owner_id, source, target))
+
     # -- asyncio --------------------------------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
@@ -479,6 +491,9 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         await _in_sync_thread(self.delete_for_runs)(run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await _in_sync_thread(self.copy_thread)(source_thread_id, target_thread_id)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         await _in_sync_thread(self.prune)(thread_ids, strategy=strategy)
