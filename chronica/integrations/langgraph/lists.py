@@ -7,8 +7,8 @@ long thread is neither serialized again nor read again message by message. What 
 remembers holds while the thread's newest message row is the one it last saw: one
 indexed query per put and per read checks it (a thread deleted and written again has
 new rows, whose ``seq`` is never reused), and anything else starts it afresh.
-Messages in a graph's state are taken as immutable, as LangGraph's reducers treat
-them: a message object whose ID or text changed in place is serialized again.
+A message object put before is taken as unchanged while its ID, type, text and tool
+calls are (a changed one is serialized again).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def _fingerprint(message: Any) -> tuple[Any, ...]:
         message.id,
         type(message),
         content if isinstance(content, str) else repr(content),
-        len(calls) if calls else 0,
+        repr(calls) if calls else None,
     )
 
 
@@ -48,13 +48,13 @@ class _Thread:
     def __init__(self, top: tuple[int, int] | None) -> None:
         self.top = top  # (position, seq) of the newest row seen
         self.by_key: dict[tuple[str, str], int] = {}  # (message ID, digest) -> position
-        self.by_position: dict[int, Any] = {}  # position -> message object
+        self.by_position: dict[int, tuple[str, bytes]] = {}  # position -> serialized
         # id(object) -> (object, fingerprint, position): the object is kept, so its id
         # is not reused while it is remembered.
         self.by_identity: dict[int, tuple[Any, tuple[Any, ...], int]] = {}
 
-    def remember(self, position: int, message: Any) -> None:
-        self.by_position[position] = message
+    def remember(self, position: int, message: Any, stored: tuple[str, bytes]) -> None:
+        self.by_position[position] = stored
         self.by_identity[id(message)] = (message, _fingerprint(message), position)
 
 
@@ -111,7 +111,7 @@ class MessageLists:
             if position is None:
                 unknown[i] = (key, stored)
             else:
-                known.remember(position, message)
+                known.remember(position, message, stored)
             positions.append(position)
         if unknown:
             found = rows.message_positions(thread_id, [key for key, _ in unknown.values()])
@@ -120,7 +120,7 @@ class MessageLists:
                 if key in found:
                     positions[i] = found[key]
                     known.by_key[key] = found[key]
-                    known.remember(found[key], messages[i])
+                    known.remember(found[key], messages[i], unknown[i][1])
                 elif key not in new:
                     new[key] = i
             if new:
@@ -142,7 +142,7 @@ class MessageLists:
                 )
                 for (key, i), position in zip(new.items(), added, strict=True):
                     known.by_key[key] = position
-                    known.remember(position, messages[i])
+                    known.remember(position, messages[i], unknown[i][1])
                 known.top = top
             for i, (key, _) in unknown.items():
                 if positions[i] is None:
@@ -161,6 +161,5 @@ class MessageLists:
         known = self._thread(rows, thread_id)
         missing = wanted - known.by_position.keys()
         if missing:
-            for position, stored in rows.load_messages(thread_id, missing).items():
-                known.remember(position, serde.loads_typed(stored))
-        return {p: known.by_position[p] for p in wanted}
+            known.by_position.update(rows.load_messages(thread_id, missing))
+        return {p: serde.loads_typed(known.by_position[p]) for p in wanted}

@@ -17,12 +17,10 @@ chronicum (``messages.py``), and a checkpoint keeps such a list as references to
 from __future__ import annotations
 
 import builtins
-import contextvars
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any, TypeVar
 
-from asgiref.sync import sync_to_async
 from django.db import IntegrityError
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -38,49 +36,19 @@ from langgraph.checkpoint.base import (
 
 from chronica import ChronicaError, ChronicumExists, ChronicumNotFound, EmptyOwnerID, services
 
+from .copying import copy_thread_rows
 from .lists import MessageLists
 from .messages import is_message_list
 from .models import LangGraphBlob, LangGraphCheckpoint, LangGraphWrite
 from .reading import read_tuples
-from .rows import MESSAGES, Rows, closes_its_connection, keeping_connections
+from .rows import MESSAGES, Rows, closes_its_connection
+from .runs import in_sync_thread, run_heads
 
 __all__ = ["CheckpointConflict", "ChronicaSaver"]
 
 _T = TypeVar("_T")
 # Checkpoints LangGraph writes beside a sibling on purpose (time travel, update_state).
 _FORK_SOURCES = frozenset({"fork", "update"})
-# What this run (this context and the copies LangGraph's tasks run in: one dict, shared)
-# takes to be the newest checkpoint of each (thread, namespace): the one it read as the
-# newest, or put last. A put on that checkpoint extends the line the run follows, and
-# only one writer may; a put on any other checkpoint is a branch on purpose (LangGraph
-# resuming or replaying from a checkpoint it was given).
-_heads: contextvars.ContextVar[dict[tuple[str, str], str]] = contextvars.ContextVar(
-    "chronica_langgraph_heads"
-)
-
-
-def _run_heads() -> dict[tuple[str, str], str]:
-    """The run's heads (see ``_heads``), made in this context if it has none."""
-    heads = _heads.get(None)
-    if heads is None:
-        heads = {}
-        _heads.set(heads)
-    return heads
-
-
-def _in_sync_thread(call: Callable[..., _T]) -> Callable[..., Awaitable[_T]]:
-    """``call`` in asgiref's thread for sync code, whose connection is kept."""
-
-    _run_heads()  # here, in the caller's context: the thread's copy shares it
-
-    def run(*args: Any, **kwargs: Any) -> _T:
-        token = keeping_connections.set(True)
-        try:
-            return call(*args, **kwargs)
-        finally:
-            keeping_connections.reset(token)
-
-    return sync_to_async(run)
 
 
 class CheckpointConflict(ChronicaError):
@@ -164,7 +132,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         stored_metadata = get_serializable_checkpoint_metadata(config, metadata)
         run_id = stored_metadata.get("run_id")
         rows = Rows()
-        heads = _run_heads()
+        heads = run_heads()
         fork = (
             metadata.get("source") in _FORK_SOURCES
             or parent_id is None
@@ -312,7 +280,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         if row is None:
             return None
         if not checkpoint_id:
-            _run_heads()[(row.thread_id, row.checkpoint_ns)] = row.checkpoint_id
+            run_heads()[(row.thread_id, row.checkpoint_ns)] = row.checkpoint_id
         return self._tuples([row])[0]
 
     @closes_its_connection
@@ -437,10 +405,21 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
             for start in range(0, len(unused), 500):
                 rows.objects(LangGraphBlob).filter(pk__in=unused[start : start + 500]).delete()
 
+    @closes_its_connection
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy the thread's checkpoints, writes and messages to a new thread, whose
+        chronicum is a fork of the source's (``services.fork_chronicum``: the session's
+        acta copied, in order). A missing source (or another owner's) is
+        ``ChronicumNotFound``; a target that is taken, ``ChronicumExists``."""
+        owner_id = self._owner()
+        rows = Rows()
+        source, target = str(source_thread_id), str(target_thread_id)
+        rows.in_transaction(lambda: copy_thread_rows(rows, owner_id, source, target))
+
     # -- asyncio --------------------------------------------------------------------
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
-        return await _in_sync_thread(self.get_tuple)(config)
+        return await in_sync_thread(self.get_tuple)(config)
 
     async def alist(
         self,
@@ -450,7 +429,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        found = await _in_sync_thread(
+        found = await in_sync_thread(
             lambda: list(self.list(config, filter=filter, before=before, limit=limit))
         )()
         for item in found:
@@ -463,7 +442,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        return await _in_sync_thread(self.put)(config, checkpoint, metadata, new_versions)
+        return await in_sync_thread(self.put)(config, checkpoint, metadata, new_versions)
 
     async def aput_writes(
         self,
@@ -472,16 +451,19 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        await _in_sync_thread(self.put_writes)(config, writes, task_id, task_path)
+        await in_sync_thread(self.put_writes)(config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
-        await _in_sync_thread(self.delete_thread)(thread_id)
+        await in_sync_thread(self.delete_thread)(thread_id)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        await _in_sync_thread(self.delete_for_runs)(run_ids)
+        await in_sync_thread(self.delete_for_runs)(run_ids)
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        await in_sync_thread(self.copy_thread)(source_thread_id, target_thread_id)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        await _in_sync_thread(self.prune)(thread_ids, strategy=strategy)
+        await in_sync_thread(self.prune)(thread_ids, strategy=strategy)
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         if current is None:

@@ -20,7 +20,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.db.models import Q
 from langgraph.store.base import (
     BaseStore,
@@ -35,12 +34,12 @@ from langgraph.store.base import (
     TTLConfig,
     validate_op_namespace,
 )
-from langgraph.store.memory import _compare_values, _does_match
 
 from chronica import EmptyOwnerID
 
 from .models import LangGraphItem
 from .rows import Rows, closes_its_connection
+from .runs import in_sync_thread
 
 __all__ = ["ChronicaStore"]
 
@@ -56,6 +55,55 @@ def _at(value: Any, path: str) -> Any:
             return None
         value = value.get(part)
     return value
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    """``value`` passes the filter ``wanted`` (LangGraph's filter language: a value to
+    equal, a dict of operators ``$eq $ne $gt $gte $lt $lte``, or a nested dict)."""
+    if isinstance(wanted, dict):
+        if any(k.startswith("$") for k in wanted):
+            return all(_compare(value, op, operand) for op, operand in wanted.items())
+        return isinstance(value, dict) and all(_matches(value.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, (list, tuple)):
+        return (
+            isinstance(value, (list, tuple))
+            and len(value) == len(wanted)
+            and all(_matches(v, w) for v, w in zip(value, wanted, strict=True))
+        )
+    return bool(value == wanted)
+
+
+def _compare(value: Any, operator: str, operand: Any) -> bool:
+    if operator == "$eq":
+        return bool(value == operand)
+    if operator == "$ne":
+        return bool(value != operand)
+    if operator in ("$gt", "$gte", "$lt", "$lte"):
+        try:
+            left, right = float(value), float(operand)
+        except (TypeError, ValueError):
+            return False
+        return {
+            "$gt": left > right,
+            "$gte": left >= right,
+            "$lt": left < right,
+            "$lte": left <= right,
+        }[operator]
+    raise ValueError(f"Unsupported filter operator: {operator!r}")
+
+
+def _namespace_matches(condition: Any, namespace: tuple[str, ...]) -> bool:
+    """``namespace`` matches a ``MatchCondition`` (a prefix or a suffix, ``*`` any label)."""
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    if condition.match_type == "prefix":
+        pairs = zip(namespace, path, strict=False)
+    elif condition.match_type == "suffix":
+        pairs = zip(reversed(namespace), reversed(path), strict=False)
+    else:
+        raise ValueError(f"Unsupported match type: {condition.match_type!r}")
+    return all(p == "*" or n == p for n, p in pairs)
 
 
 def _check_filter(filter_: dict[str, Any]) -> None:
@@ -129,7 +177,7 @@ class ChronicaStore(BaseStore):
         return rows.in_transaction(run)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await sync_to_async(self.batch)(list(ops))
+        return await in_sync_thread(self.batch)(list(ops))
 
     # -- the operations ---------------------------------------------------------------
 
@@ -170,7 +218,7 @@ class ChronicaStore(BaseStore):
                 row
                 for row in found.iterator(chunk_size=500)
                 if isinstance(row.value, dict)
-                and all(_compare_values(_at(row.value, k), v) for k, v in op.filter.items())
+                and all(_matches(_at(row.value, k), v) for k, v in op.filter.items())
             )
             chosen = []
             for i, row in enumerate(matching):
@@ -196,7 +244,7 @@ class ChronicaStore(BaseStore):
             _split(n) for n in self._items(rows, now).values_list("namespace", flat=True).distinct()
         ]
         if op.match_conditions:
-            names = [n for n in names if all(_does_match(c, n) for c in op.match_conditions)]
+            names = [n for n in names if all(_namespace_matches(c, n) for c in op.match_conditions)]
         if op.max_depth is not None:
             names = sorted({n[: op.max_depth] for n in names})
         else:

@@ -146,3 +146,23 @@ def test_erase_owner_rows_deletes_one_owners_rows_and_counts_them():
     assert ChronicaSaver(OWNER).get_tuple(config(THREAD)) is None
     assert ChronicaSaver(OTHER).get_tuple(config("lg-thread-other")) is not None
     assert erase_owner_rows(OWNER) == dict.fromkeys(counts, 0)
+
+
+def test_copy_thread_forks_the_session_and_the_copy_goes_on_by_itself():
+    from chronica.integrations.langgraph.models import LangGraphMessage
+
+    saver = ChronicaSaver(OWNER)
+    graph = build(saver)
+    converse(graph)
+    saver.copy_thread(THREAD, "lg-copy")
+    source, copy = services.get_acta(OWNER, THREAD), services.get_acta(OWNER, "lg-copy")
+    assert [a.content for a in copy] == [a.content for a in source]
+    # The copied message rows name the copied acta.
+    named = {i for m in LangGraphMessage.objects.filter(thread_id="lg-copy") for i in m.actum_ids}
+    assert named == {a.id for a in copy}
+    assert graph.get_state(config("lg-copy")).values == graph.get_state(config(THREAD)).values
+    graph.invoke(say("only in the copy", 3), config("lg-copy"))
+    assert len(services.get_acta(OWNER, "lg-copy")) == 8
+    assert len(services.get_acta(OWNER, THREAD)) == 6
+    with pytest.raises(ChronicumNotFound):
+        ChronicaSaver(OTHER).copy_thread(THREAD, "lg-stolen")
