@@ -16,6 +16,7 @@ chronica the thread's acta too).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import sys
@@ -148,17 +149,15 @@ def measure(*, turns: int = 500, quick: bool = False) -> list[Any]:
     from chronica import ChronicumNotFound, services
     from chronica.integrations.langgraph import ChronicaSaver
 
-    from .cases import Row, _met
     from .database import conninfo
+    from .report import Row, met
 
     with PostgresSaver.from_conn_string(conninfo()) as theirs:
         theirs.setup()
         theirs.delete_thread(THREAD)
         ours = ChronicaSaver(OWNER)
-        try:
+        with contextlib.suppress(ChronicumNotFound):
             services.delete_chronicum(OWNER, THREAD)
-        except ChronicumNotFound:
-            pass
         ours.delete_thread(THREAD)
         print(f"writing a {turns}-turn thread with ChronicaSaver and PostgresSaver ...", flush=True)
         began = time.perf_counter()
@@ -242,7 +241,7 @@ def measure(*, turns: int = 500, quick: bool = False) -> list[Any]:
                 f"{median(result['theirs']):,.1f} ops/s",
                 f"{ratio:.1f}x",
                 ">= 2x",
-                _met(ratio >= 2),
+                met(ratio >= 2),
             )
         )
     total = ours_bytes + acta_bytes
@@ -254,7 +253,7 @@ def measure(*, turns: int = 500, quick: bool = False) -> list[Any]:
             f"{theirs_bytes / 2**20:,.1f} MiB",
             f"1/{theirs_bytes / total:.0f}",
             "<= 1/10",
-            _met(total * 10 <= theirs_bytes),
+            met(total * 10 <= theirs_bytes),
         )
     )
     rows.append(
@@ -278,8 +277,8 @@ def main(argv: list[str]) -> int:
     import django
 
     django.setup()
-    from .__main__ import table
     from .database import ensure_database
+    from .report import table
 
     ensure_database()
     print(table(measure(turns=args.turns, quick=args.quick)))

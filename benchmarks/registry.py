@@ -188,6 +188,12 @@ def _forgetting(run: Run) -> list[Row]:
     return forgetting(ops=run.ops, n_rounds=5 if run.quick else 21, quick=run.quick)
 
 
+def _langgraph(run: Run) -> list[Row]:
+    from . import langgraph
+
+    return langgraph.measure(quick=run.quick)
+
+
 def _http(run: Run) -> list[Row]:
     from . import http
 
@@ -218,5 +224,6 @@ CASES: dict[str, Case] = {
     "compaction": Case(_compaction),
     "search": Case(_search),
     "forgetting": Case(_forgetting),
+    "langgraph": Case(_langgraph),
 }
 """In the order they run: the floor's cases first, while its connection is warm."""
