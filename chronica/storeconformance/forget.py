@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 from ..errors import ChronicumNotFound
-from ..values import ActaQuery, ActumKind, StateChange, StateScope
+from ..values import ActaQuery, ActumKind, Chronicum, StateChange, StateScope
 from .base import _Base, _expect
 
 
@@ -90,6 +90,26 @@ class ForgetConformance(_Base):
             "no such actum: nothing",
         )
         _expect(store.acta(cid, ActaQuery())[0].content == "mine", "nothing changed")
+
+    def test_a_fork_keeps_a_redacted_actum_redacted(self) -> None:
+        store = self.make_store()
+        if not getattr(store, "supports_fork", False):
+            return  # nothing to fork with: the fork's own suite is not this store's
+        cid = self.new_chronicum(store, "ardian").id
+        secret, _ = store.append(
+            "ardian", cid, [self.actum(cid, "card 4111"), self.actum(cid, "thanks")]
+        ).acta
+        redacted = store.redact("ardian", cid, secret.id, reason="a card number", at=self._at())
+        assert redacted is not None
+        now = dt.datetime.now(dt.UTC)
+        fork = store.fork("ardian", cid, None, Chronicum(self.new_id("fork"), "ardian", now, now))
+        assert fork is not None
+        copies = store.acta(fork.id, ActaQuery())
+        _expect(
+            [(a.content, a.redacted) for a in copies]
+            == [("", redacted.redacted), ("thanks", None)],
+            f"the copy of a redacted actum is redacted too: {copies!r}",
+        )
 
     def test_redactions_since_a_moment_up_to_a_position(self) -> None:
         store = self.make_store()

@@ -193,3 +193,26 @@ def test_an_erased_owner_leaves_no_trace():
     if connection.vendor == "postgresql":
         assert page_traces(secret) in ([], None)
     assert services.get_acta("rafa", "rafa-lunch")[0].content == "Sushi?"
+
+
+def test_a_popped_actum_and_a_deleted_chronicum_leave_no_trace():
+    """pop_actum and delete_chronicum reach the search index too (on SQLite, FTS5 keeps a
+    deleted row's words in its pages until they are merged)."""
+    popped, deleted = marker(), marker()
+    for n, secret in enumerate((popped, deleted)):
+        services.record_actum(
+            "ardian",
+            Actum(
+                chronicum_id=f"trace-{n}",
+                kind=ActumKind.MESSAGE,
+                actor_kind=ActorKind.HUMAN,
+                actor="ardian",
+                content=f"remember {secret}",
+            ),
+        )
+    assert traces(popped)
+    assert traces(deleted)
+    assert services.pop_actum("ardian", "trace-0") is not None
+    services.delete_chronicum("ardian", "trace-1")
+    assert traces(popped) == []
+    assert traces(deleted) == []

@@ -10,7 +10,8 @@ import pytest
 from chronica import ActaQuery, Recorded, interfaces, storeconformance
 from chronica.errors import ChronicumExists
 from chronica.stores.db import DjangoStore
-from chronica.stores.memory import InMemoryStore, _Entry
+from chronica.stores.memory import InMemoryStore
+from chronica.stores.memory.entry import Entry
 
 for _name, _suite in storeconformance.ALL_SUITES.items():
     globals()[f"TestInMemoryStore{_name.title()}"] = type(
@@ -195,7 +196,7 @@ class CheckThenInsertStore(InMemoryStore):
         if chronicum.id in self._entries:
             raise ChronicumExists(chronicum.id)
         time.sleep(0.01)  # a round trip between the look and the insert
-        self._entries[chronicum.id] = _Entry(chronicum)
+        self._entries[chronicum.id] = Entry(chronicum)
 
 
 class RememberedOwnerStore(InMemoryStore):

@@ -472,6 +472,10 @@ class BaseDialect:
         """A subquery of the ``seq`` of every actum, of any owner, that matches."""
         raise StoreUnsupported(f"{type(self).__name__} has no full-text search")
 
+    def forget_in_index(self, connection: BaseDatabaseWrapper) -> None:
+        """After acta were emptied or removed: nothing of them left in the search index
+        (an index the database rewrites in place, as PostgreSQL's, needs nothing)."""
+
     def retry_when_locked(self, connection: BaseDatabaseWrapper, write: Callable[[], _T]) -> _T:
         """Run ``write``, a whole transaction of ours (only SQLite runs it again)."""
         return write()

@@ -79,10 +79,11 @@ WHERE c.id = %(chronicum_id)s AND c.owner_id = %(owner_id)s
 # random salt and the source's ID, so that ``compacts`` names the copy of its actum)
 # and the idempotency key.
 FORK_ACTA = """
-INSERT INTO {acta} ({insert_columns}, compacts)
+INSERT INTO {acta} ({insert_columns}, compacts, redacted_at, redacted_reason)
 SELECT md5(%(salt)s || a.id), %(new_id)s, a.kind, a.actor_kind, a.actor, a.content, a.at,
        a.call_id, a.data, a.tokens, NULL, a.recorded_by,
-       CASE WHEN a.compacts IS NULL THEN NULL ELSE md5(%(salt)s || a.compacts) END
+       CASE WHEN a.compacts IS NULL THEN NULL ELSE md5(%(salt)s || a.compacts) END,
+       a.redacted_at, a.redacted_reason
 FROM {acta} a
 WHERE {a_chronicum_is} AND a.seq <= COALESCE((SELECT MIN(t.seq) FROM {acta} t
     WHERE t.chronicum_id = %(chronicum_id)s AND t.id = %(through)s), %(no_end)s)

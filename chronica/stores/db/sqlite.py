@@ -27,6 +27,8 @@ from .rows import batch_json, stamped
 
 __all__ = ["SQLITE_LOCK_ATTEMPTS", "SQLiteDialect"]
 
+_OPTIMIZE = f"INSERT INTO {search.INDEX_NAME}({search.INDEX_NAME}) VALUES ('optimize')"
+
 _T = TypeVar("_T")
 
 SQLITE_LOCK_ATTEMPTS = 6
@@ -119,6 +121,17 @@ class SQLiteDialect(BaseDialect):
         return self.retry_when_locked(connection, write)
 
     searches = True
+
+    def forget_in_index(self, connection: BaseDatabaseWrapper) -> None:
+        """FTS5 deletes by adding delete markers: until its segments are merged, the index's
+        pages still hold the words of acta emptied or removed. ``optimize`` merges them into
+        one segment, rewriting the index, so that nothing of those acta is left in it."""
+
+        def optimize() -> None:
+            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+                cursor.execute(_OPTIMIZE)
+
+        self.retry_when_locked(connection, optimize)
 
     def search(
         self,

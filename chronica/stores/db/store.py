@@ -236,6 +236,8 @@ class DjangoStore(BaseStore):
 
         deleted = dialect.retry_when_locked(connection, delete)
         self._written()
+        if deleted:
+            dialect.forget_in_index(connection)
         return deleted
 
     def pop(self, owner_id: str, chronicum_id: str) -> Actum | None:
@@ -255,6 +257,8 @@ class DjangoStore(BaseStore):
 
         popped = dialect.retry_when_locked(connection, pop)
         self._written()
+        if popped is not None:
+            dialect.forget_in_index(connection)
         return popped
 
     def acta_after(
@@ -378,6 +382,8 @@ class DjangoStore(BaseStore):
 
         redacted = dialect.retry_when_locked(connection, redact)
         self._written()
+        if redacted is not None:
+            dialect.forget_in_index(connection)
         return redacted
 
     def redactions(
@@ -393,14 +399,13 @@ class DjangoStore(BaseStore):
         dry_run: bool = False,
         before_commit: Callable[[bool], Mapping[str, int]] | None = None,
     ) -> Erasure:
+        connection = self._connection()
         erasure = forgetting.erase(
-            self._connection(),
-            owner_id,
-            reason=reason,
-            dry_run=dry_run,
-            before_commit=before_commit,
+            connection, owner_id, reason=reason, dry_run=dry_run, before_commit=before_commit
         )
         self._written()
+        if not dry_run:
+            dialect_of(connection).forget_in_index(connection)
         return erasure
 
     def expire(
@@ -412,10 +417,11 @@ class DjangoStore(BaseStore):
         reason: str,
         dry_run: bool = False,
     ) -> dict[str, int]:
-        done = forgetting.expire(
-            self._connection(), action, cutoff, kinds, reason=reason, dry_run=dry_run
-        )
+        connection = self._connection()
+        done = forgetting.expire(connection, action, cutoff, kinds, reason=reason, dry_run=dry_run)
         self._written()
+        if not dry_run and any(done.values()):
+            dialect_of(connection).forget_in_index(connection)
         return done
 
 

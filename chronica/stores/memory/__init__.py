@@ -14,49 +14,34 @@ import hashlib
 import itertools
 import secrets
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ChronicumExists, ChronicumNotFound, InvalidQuery, StateConflict
-from ..interfaces import BaseStore, Create, FollowPage, WindowPage
-from ..search import SearchQuery, snippet, text_of, words_of
-from ..states import DocumentKey, apply_all, document_key
-from ..tokens import content_tokens
-from ..validation.jsondata import RawJSON, dumps_data
-from ..values import (
+from ...errors import ChronicumExists, ChronicumNotFound, InvalidQuery, StateConflict
+from ...interfaces import Create, FollowPage, WindowPage
+from ...states import DocumentKey, apply_all, document_key
+from ...tokens import content_tokens
+from ...validation.jsondata import RawJSON, dumps_data
+from ...values import (
     ActaQuery,
     Actum,
     Chronicum,
     Erasure,
     NamespaceListing,
     Recorded,
-    Redaction,
-    SearchHit,
     StateChange,
     StateScope,
     StateView,
 )
-from ..windows import compacted_view, cut_page, matcher, size
+from ...windows import compacted_view, cut_page, matcher, size
+from .entry import Entry
+from .forgetting import ForgettingMixin
+from .search import SearchMixin
 
 __all__ = ["InMemoryStore"]
 
 
-@dataclasses.dataclass
-class _Entry:
-    chronicum: Chronicum
-    acta: list[Actum] = dataclasses.field(default_factory=list)
-    tokens: dict[str, int] = dataclasses.field(default_factory=dict)
-    # key -> the IDs of the batch that key recorded, in write order
-    keys: dict[str, list[str]] = dataclasses.field(default_factory=dict)
-    # the follow position of each actum, in step with ``acta``
-    positions: list[int] = dataclasses.field(default_factory=list)
-    # the chronicum's state and the namespace it is in (None: it has none)
-    namespace: str | None = None
-    state: dict[str, Any] | None = None
-    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
-
-
-class InMemoryStore(BaseStore):
+class InMemoryStore(ForgettingMixin, SearchMixin):
     """Every ability of a chronica store, in a dict. Not shared between processes."""
 
     supports_append = True
@@ -75,7 +60,7 @@ class InMemoryStore(BaseStore):
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[str, Entry] = {}
         self._positions = itertools.count(1)
         # owner and namespace state documents, under their own lock (taken after an
         # entry's lock, never before one)
@@ -90,7 +75,7 @@ class InMemoryStore(BaseStore):
         with self._lock:
             if chronicum.id in self._entries:
                 raise ChronicumExists(chronicum.id)
-            self._entries[chronicum.id] = _Entry(chronicum)
+            self._entries[chronicum.id] = Entry(chronicum)
 
     def get(self, chronicum_id: str) -> Chronicum:
         try:
@@ -98,7 +83,7 @@ class InMemoryStore(BaseStore):
         except KeyError:
             raise ChronicumNotFound(chronicum_id) from None
 
-    def _locked(self, owner_id: str | None, chronicum_id: str) -> _Entry | None:
+    def _locked(self, owner_id: str | None, chronicum_id: str) -> Entry | None:
         """The entry of ``owner_id``'s chronicum, its lock taken (the caller releases
         it); ``None``, no lock held, where it is missing or another owner's. The entry
         looked up before the lock may have been deleted meanwhile, and its ID taken."""
@@ -113,7 +98,7 @@ class InMemoryStore(BaseStore):
             return None
         return entry
 
-    def _created(self, owner_id: str | None, chronicum_id: str, create: Create) -> _Entry | None:
+    def _created(self, owner_id: str | None, chronicum_id: str, create: Create) -> Entry | None:
         """``_locked``, after creating the chronicum as ``create`` says."""
         now = dt.datetime.now(dt.UTC)
         with self._lock:
@@ -121,7 +106,7 @@ class InMemoryStore(BaseStore):
             if create == "new" and taken:
                 raise ChronicumExists(chronicum_id)
             if not taken and owner_id is not None:
-                self._entries[chronicum_id] = _Entry(Chronicum(chronicum_id, owner_id, now, now))
+                self._entries[chronicum_id] = Entry(Chronicum(chronicum_id, owner_id, now, now))
         return self._locked(owner_id, chronicum_id)
 
     # -- append ---------------------------------------------------------------
@@ -167,7 +152,7 @@ class InMemoryStore(BaseStore):
         finally:
             entry.lock.release()
 
-    def _replay(self, entry: _Entry, key: str | None) -> Recorded | None:
+    def _replay(self, entry: Entry, key: str | None) -> Recorded | None:
         if key is not None and key in entry.keys:
             batch = set(entry.keys[key])
             stored = [a for a in entry.acta if a.id in batch]
@@ -176,7 +161,7 @@ class InMemoryStore(BaseStore):
         return None
 
     def _apply(
-        self, entry: _Entry, owner_id: str, changes: Sequence[StateChange]
+        self, entry: Entry, owner_id: str, changes: Sequence[StateChange]
     ) -> dict[DocumentKey, dict[str, Any]]:
         """The documents ``changes`` make (``StateConflict`` if they cannot)."""
         if not changes:
@@ -201,7 +186,7 @@ class InMemoryStore(BaseStore):
 
     def _add(
         self,
-        entry: _Entry,
+        entry: Entry,
         acta: Sequence[Actum],
         key: str | None,
         tokens: Sequence[int | None],
@@ -283,7 +268,7 @@ class InMemoryStore(BaseStore):
         with self._lock:
             if new.id in self._entries:
                 raise ChronicumExists(new.id)
-            forked = _Entry(new)
+            forked = Entry(new)
             forked.acta = copies
             forked.positions = [next(self._positions) for _ in copies]
             forked.tokens = {
@@ -390,107 +375,6 @@ class InMemoryStore(BaseStore):
             page.append((actum, at))
         return _as_read([a for a, _ in page], query), max(position, newest), False
 
-    # -- forgetting -----------------------------------------------------------
-
-    def redact(
-        self, owner_id: str, chronicum_id: str, actum_id: str, *, reason: str, at: dt.datetime
-    ) -> Actum | None:
-        entry = self._locked(owner_id, chronicum_id)
-        if entry is None:
-            return None
-        try:
-            for i, actum in enumerate(entry.acta):
-                if actum.id == actum_id:
-                    entry.acta[i] = actum = _redacted(actum, Redaction(at, reason))
-                    entry.tokens[actum.id] = 0
-                    return actum
-            return None
-        finally:
-            entry.lock.release()
-
-    def redactions(
-        self, owner_id: str, chronicum_id: str, since: dt.datetime, position: int
-    ) -> list[Actum]:
-        entry = self._locked(owner_id, chronicum_id)
-        if entry is None:
-            return []
-        try:
-            pairs = list(zip(entry.acta, entry.positions, strict=True))
-        finally:
-            entry.lock.release()
-        return [a for a, p in pairs if p <= position and a.redacted and a.redacted.at >= since]
-
-    def erase(
-        self,
-        owner_id: str,
-        *,
-        reason: str,
-        dry_run: bool = False,
-        before_commit: Callable[[bool], Mapping[str, int]] | None = None,
-    ) -> Erasure:
-        import hashlib
-
-        counts = {"chronica": 0, "acta": 0, "states": 0}
-        with self._lock:
-            mine = [e for e in self._entries.values() if e.chronicum.owner_id == owner_id]
-            for entry in mine:
-                with entry.lock:
-                    counts["chronica"] += 1
-                    counts["acta"] += len(entry.acta)
-                    if not dry_run:
-                        del self._entries[entry.chronicum.id]
-            with self._shared_lock:
-                owned = [k for k in self._shared if k[0] is StateScope.OWNER and k[2] == owner_id]
-                counts["states"] = len(owned)
-                if not dry_run:
-                    for key in owned:
-                        del self._shared[key]
-            if before_commit is not None:
-                for table, count in before_commit(dry_run).items():
-                    counts[table] = counts.get(table, 0) + count
-        erasure = Erasure(
-            hashlib.sha256(owner_id.encode()).hexdigest(), dt.datetime.now(dt.UTC), reason, counts
-        )
-        if not dry_run:
-            self.erasures.append(erasure)
-        return erasure
-
-    def expire(
-        self,
-        action: str,
-        cutoff: dt.datetime,
-        kinds: frozenset[str],
-        *,
-        reason: str,
-        dry_run: bool = False,
-    ) -> dict[str, int]:
-        now = dt.datetime.now(dt.UTC)
-        done = {"acta": 0} if action == "redact" else {"chronica": 0, "acta": 0}
-        with self._lock:
-            entries = list(self._entries.values())
-        for entry in entries:
-            if action == "delete":
-                # (the order of the locks as delete takes them)
-                with self._lock, entry.lock:
-                    gone = self._entries.get(entry.chronicum.id) is not entry
-                    if not gone and entry.chronicum.last_activity_at < cutoff:
-                        done["chronica"] += 1
-                        done["acta"] += len(entry.acta)
-                        if not dry_run:
-                            del self._entries[entry.chronicum.id]
-                continue
-            with entry.lock:
-                if self._entries.get(entry.chronicum.id) is not entry:
-                    continue
-                for i, actum in enumerate(entry.acta):
-                    old = actum.at is not None and actum.at < cutoff
-                    if old and actum.redacted is None and (not kinds or actum.kind in kinds):
-                        done["acta"] += 1
-                        if not dry_run:
-                            entry.acta[i] = _redacted(actum, Redaction(now, reason))
-                            entry.tokens[actum.id] = 0
-        return done
-
     # -- state ----------------------------------------------------------------
 
     def read_state(
@@ -539,48 +423,6 @@ class InMemoryStore(BaseStore):
             }
             shared = copy.deepcopy(self._shared.get((StateScope.NAMESPACE, namespace, ""), {}))
         return NamespaceListing(listed, owner_states, shared)
-
-    def search(
-        self,
-        owner_id: str,
-        query: SearchQuery,
-        filters: ActaQuery,
-        *,
-        chronica: frozenset[str] | None = None,
-        limit: int = 20,
-        offset: int = 0,
-        namespace: str | None = None,
-    ) -> list[SearchHit]:
-        with self._lock:
-            entries = [
-                e
-                for e in self._entries.values()
-                if e.chronicum.owner_id == owner_id
-                and (chronica is None or e.chronicum.id in chronica)
-                and (namespace is None or e.namespace == namespace)
-            ]
-        keep = matcher(filters)
-        found: list[tuple[float, int, Actum, str]] = []
-        for entry in entries:
-            with entry.lock:
-                pairs = list(zip(entry.acta, entry.positions, strict=True))
-            for actum, position in pairs:
-                if not keep(actum):
-                    continue
-                text = text_of(actum.content, actum.data)
-                words = words_of(text)
-                if query.matches(words):
-                    found.append((query.count(words) / (1 + len(words)), position, actum, text))
-        found.sort(key=lambda hit: (-hit[0], -hit[1]))
-        return [
-            SearchHit(copy.deepcopy(actum), rank, snippet(text, query))
-            for rank, _position, actum, text in found[offset : offset + limit]
-        ]
-
-
-def _redacted(actum: Actum, redaction: Redaction) -> Actum:
-    """The actum emptied, keeping a redaction it had."""
-    return dataclasses.replace(actum, content="", data=None, redacted=actum.redacted or redaction)
 
 
 def _as_read(acta: list[Actum], query: ActaQuery) -> list[Actum]:
