@@ -12,10 +12,11 @@ class LangGraphConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from chronica.signals import chronicum_deleted
+        from chronica.signals import chronicum_deleted, owner_erased
 
-        from .rows import forget_deleted_thread
+        from .rows import erase_owner, forget_deleted_thread
 
         chronicum_deleted.connect(
             forget_deleted_thread, dispatch_uid="chronica.integrations.langgraph"
         )
+        owner_erased.connect(erase_owner, dispatch_uid="chronica.integrations.langgraph")

@@ -250,6 +250,22 @@ def erase_owner_rows(owner_id: str) -> dict[str, int]:
     return counts
 
 
+def erase_owner(
+    sender: Any, *, owner_id: str, dry_run: bool = False, **kwargs: Any
+) -> dict[str, int]:
+    """``chronica.signals.owner_erased``: the owner's LangGraph rows removed in the
+    erasure's last transaction (counted only, on a dry run)."""
+    if not dry_run:
+        return erase_owner_rows(owner_id)
+    from .models import LangGraphItem
+
+    rows = Rows()
+    return {
+        model._meta.db_table: rows.objects(model).filter(owner_id=owner_id).count()
+        for model in (*_TABLES, LangGraphItem)
+    }
+
+
 def forget_deleted_thread(sender: Any, *, owner_id: str, chronicum_id: str, **kwargs: Any) -> None:
     """Drop a thread's rows once its chronicum was deleted through chronica (the admin,
     the API, another framework's session). The signal comes after the commit: a thread

@@ -148,6 +148,20 @@ def test_erase_owner_rows_deletes_one_owners_rows_and_counts_them():
     assert erase_owner_rows(OWNER) == dict.fromkeys(counts, 0)
 
 
+def test_erase_owner_erases_the_owners_threads_with_the_rest():
+    converse(build(ChronicaSaver(OWNER)))
+    converse(build(ChronicaSaver(OTHER)), thread="lg-thread-other")
+    dry = services.erase_owner(OWNER, dry_run=True)
+    assert dry.counts["chronica_langgraph_messages"] == 6
+    assert ChronicaSaver(OWNER).get_tuple(config(THREAD)) is not None  # a dry run removes nothing
+    erasure = services.erase_owner(OWNER, reason="asked to be forgotten")
+    assert erasure.counts["chronica_langgraph_messages"] == 6
+    assert erasure.counts["chronica_langgraph_checkpoints"] > 0
+    assert ChronicaSaver(OWNER).get_tuple(config(THREAD)) is None
+    assert not LangGraphBlob.objects.filter(owner_id=OWNER).exists()
+    assert ChronicaSaver(OTHER).get_tuple(config("lg-thread-other")) is not None
+
+
 def test_copy_thread_forks_the_session_and_the_copy_goes_on_by_itself():
     from chronica.integrations.langgraph.models import LangGraphMessage
 
