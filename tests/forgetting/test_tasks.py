@@ -3,6 +3,8 @@ after the commit (the immediate backend runs them as they are enqueued)."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 from django.db import transaction
 
@@ -11,7 +13,8 @@ from chronica import models, services
 from .. import scenario
 from ..scenario import OWNER
 
-pytest.importorskip("django_tasks" if not hasattr(__import__("django"), "tasks") else "django")
+DJANGO_TASKS = importlib.util.find_spec("django.tasks") is not None  # Django 6
+pytest.importorskip("django" if DJANGO_TASKS else "django_tasks")
 tasks = pytest.importorskip("chronica.tasks")
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -19,7 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 IMMEDIATE = {
     "default": {
         "BACKEND": "django.tasks.backends.immediate.ImmediateBackend"
-        if hasattr(__import__("django"), "tasks")
+        if DJANGO_TASKS
         else "django_tasks.backends.immediate.ImmediateBackend"
     }
 }

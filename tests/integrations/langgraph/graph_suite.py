@@ -49,36 +49,41 @@ def selection() -> ModuleType:
 
 
 def source() -> Path:
-    """The unpacked source distribution of the pinned LangGraph release, downloaded once."""
+    """The unpacked source distribution of the pinned LangGraph release, downloaded once
+    per virtualenv (under a lock: CI's legs share a virtualenv)."""
+    import fcntl
+
     version = selection().LANGGRAPH_VERSION
     cache = Path(sys.prefix) / "langgraph-sdist"
     unpacked = cache / f"langgraph-{version}"
-    if (unpacked / "tests" / "conftest.py").is_file():
-        return unpacked
     cache.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=cache) as download:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--no-binary",
-                "langgraph",
-                "--dest",
-                download,
-                f"langgraph=={version}",
-            ],
-            check=True,
-            env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
-        )
-        (archive,) = Path(download).glob("langgraph-*.tar.gz")
-        with tarfile.open(archive) as tar:
-            tar.extractall(download, filter="data")
-        # One rename, so that an interrupted download never looks like a finished one.
-        (Path(download) / unpacked.name).rename(unpacked)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (unpacked / "tests" / "conftest.py").is_file():
+            return unpacked
+        with tempfile.TemporaryDirectory(dir=cache) as download:
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--quiet",
+                    "--no-deps",
+                    "--no-binary",
+                    "langgraph",
+                    "--dest",
+                    download,
+                    f"langgraph=={version}",
+                ],
+                check=True,
+                env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
+            )
+            (archive,) = Path(download).glob("langgraph-*.tar.gz")
+            with tarfile.open(archive) as tar:
+                tar.extractall(download, filter="data")
+            # One rename, so that an interrupted download never looks like a finished one.
+            (Path(download) / unpacked.name).rename(unpacked)
     return unpacked
 
 

@@ -22,33 +22,41 @@ NOT_OURS = {"fake_embeddings", "conn_type", "distance_type", "conn_string"}
 
 
 def source() -> Path:
+    """The unpacked sdist, downloaded once per virtualenv. CI's legs share a virtualenv
+    and collect at the same time: the first takes the lock and downloads, the others
+    wait for it and find the sdist there."""
+    import fcntl
+
     cache = Path(sys.prefix) / "langgraph-checkpoint-sqlite-sdist"
     unpacked = cache / f"langgraph_checkpoint_sqlite-{VERSION}"
-    if (unpacked / "tests" / "test_store.py").is_file():
-        return unpacked
     cache.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=cache) as download:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--no-binary",
-                "langgraph-checkpoint-sqlite",
-                "--dest",
-                download,
-                f"langgraph-checkpoint-sqlite=={VERSION}",
-            ],
-            check=True,
-            env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
-        )
-        (archive,) = Path(download).glob("langgraph_checkpoint_sqlite-*.tar.gz")
-        with tarfile.open(archive) as tar:
-            tar.extractall(download, filter="data")
-        (Path(download) / unpacked.name).rename(unpacked)
+    with open(cache / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (unpacked / "tests" / "test_store.py").is_file():
+            return unpacked
+        with tempfile.TemporaryDirectory(dir=cache) as download:
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--quiet",
+                    "--no-deps",
+                    "--no-binary",
+                    "langgraph-checkpoint-sqlite",
+                    "--dest",
+                    download,
+                    f"langgraph-checkpoint-sqlite=={VERSION}",
+                ],
+                check=True,
+                env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
+            )
+            (archive,) = Path(download).glob("langgraph_checkpoint_sqlite-*.tar.gz")
+            with tarfile.open(archive) as tar:
+                tar.extractall(download, filter="data")
+            # One rename, so that an interrupted download never looks like a finished one.
+            (Path(download) / unpacked.name).rename(unpacked)
     return unpacked
 
 
