@@ -17,16 +17,10 @@ from rest_framework.response import Response
 from .. import services
 from . import schema
 from .agents import chronicarius_for
+from .bodies import check_body, json_type
 from .errors import BadRequest
 from .inputs import acta_from_body, idempotency_key, owner_id, read_body
-from .serializers import (
-    ActumSerializer,
-    ChronicumSerializer,
-    _check_body,
-    _Text,
-    acta_wire,
-    json_type,
-)
+from .serializers import ActumSerializer, ChronicumSerializer, _Text, acta_wire
 
 __all__ = ["CompactionMixin"]
 
@@ -55,7 +49,7 @@ class ForkSerializer(serializers.Serializer[Any]):
     )
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
-        _check_body(data, self.fields, '{} or {"through": ..., "id": ...}')
+        check_body(data, self.fields, '{} or {"through": ..., "id": ...}')
         return super().to_internal_value(data)  # type: ignore[no-any-return]
 
     def validate_through(self, through: Any) -> str | None:
@@ -81,7 +75,7 @@ class CompactionSerializer(serializers.Serializer[Any]):
     )
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
-        _check_body(data, self.fields, '{"through": ..., "acta": [...]}')
+        check_body(data, self.fields, '{"through": ..., "acta": [...]}')
         return super().to_internal_value(data)  # type: ignore[no-any-return]
 
     def validate_acta(self, acta: Any) -> list[Any]:

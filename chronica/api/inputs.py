@@ -21,8 +21,9 @@ from .. import services
 from ..validation.identifiers import CONTROL
 from ..validation.parameters import Parameter
 from ..values import Actum
+from .bodies import error_message, json_type
 from .errors import BadRequest, LengthRequired
-from .serializers import ActumWriteSerializer, NewChronicumSerializer, error_message, json_type
+from .serializers import ActumWriteSerializer, NewChronicumSerializer
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",

@@ -13,9 +13,10 @@ from rest_framework.response import Response
 
 from . import schema
 from .agents import chronicarius_for
+from .bodies import check_body
 from .inputs import owner_id, read_body
 from .routers import optional_slash
-from .serializers import ActumSerializer, _check_body, actum_wire
+from .serializers import ActumSerializer, actum_wire
 from .views import BaseViewSet
 
 __all__ = ["REDACT_ACTUM", "ActumViewSet", "RedactSerializer", "redact_patterns"]
@@ -30,7 +31,7 @@ class RedactSerializer(serializers.Serializer[Any]):
     )
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
-        _check_body(data, self.fields, '{} or {"reason": ...}')
+        check_body(data, self.fields, '{} or {"reason": ...}')
         return super().to_internal_value(data)  # type: ignore[no-any-return]
 
 

@@ -18,11 +18,11 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 from rest_framework.fields import empty
 from rest_framework.serializers import ValidationError
-from rest_framework.settings import api_settings
 
 from ..conf import chronica_settings
 from ..validation.identifiers import MAX_LENGTH
 from ..values import ActorKind, Actum, ActumKind, StateChange, StateScope
+from .bodies import check_body, error_message, json_type, refused
 
 __all__ = [
     "ActumSerializer",
@@ -121,7 +121,7 @@ class NewChronicumSerializer(serializers.Serializer[Any]):
     )
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
-        _check_body(data, self.fields, '{} or {"id": ...}')
+        check_body(data, self.fields, '{} or {"id": ...}')
         return super().to_internal_value(data)  # type: ignore[no-any-return]
 
     def validate_id(self, chronicum_id: Any) -> str | None:
@@ -228,12 +228,12 @@ class _FirstRefused(serializers.ListSerializer):  # type: ignore[type-arg]
 
     def to_internal_value(self, data: Any) -> list[Any]:
         if not isinstance(data, list):
-            raise _refused(
+            raise refused(
                 f"{self.field_name or 'the body'} must be a JSON array, not {json_type(data)}"
             )
         most = self.most()
         if most is not None and len(data) > most:
-            raise _refused(
+            raise refused(
                 f"a batch holds at most {most} acta (CHRONICA['API_MAX_ACTA']), not {len(data)}"
             )
         items = []
@@ -241,7 +241,7 @@ class _FirstRefused(serializers.ListSerializer):  # type: ignore[type-arg]
             try:
                 items.append(self.child.run_validation(value))  # type: ignore[union-attr]
             except ValidationError as exc:
-                raise _refused(f"{self.item} {position}: {error_message(exc.detail)}") from None
+                raise refused(f"{self.item} {position}: {error_message(exc.detail)}") from None
         return items
 
 
@@ -308,7 +308,7 @@ class ActumWriteSerializer(serializers.Serializer[Any]):
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if not isinstance(data, Mapping):
-            raise _refused(f"an actum must be a JSON object, not {json_type(data)}")
+            raise refused(f"an actum must be a JSON object, not {json_type(data)}")
         return super().to_internal_value(data)  # type: ignore[no-any-return]
 
     def validate(self, attrs: dict[str, Any]) -> Actum:
@@ -386,7 +386,7 @@ class StateChangeSerializer(serializers.Serializer[Any]):
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
         if not isinstance(data, Mapping):
-            raise _refused(f"a state change must be a JSON object, not {json_type(data)}")
+            raise refused(f"a state change must be a JSON object, not {json_type(data)}")
         return super().to_internal_value(data)  # type: ignore[no-any-return]
 
     class Meta:
@@ -428,7 +428,7 @@ class StateWriteSerializer(serializers.Serializer[Any]):
     )
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
-        _check_body(data, self.fields, '{"changes": [...]}')
+        check_body(data, self.fields, '{"changes": [...]}')
         return super().to_internal_value(data)  # type: ignore[no-any-return]
 
     def validate_create(self, create: Any) -> bool:
@@ -458,50 +458,3 @@ class ErrorSerializer(serializers.Serializer[Any]):
     """Every error answer: what is wrong, in `detail`."""
 
     detail = serializers.CharField(read_only=True)
-
-
-def _check_body(data: Any, fields: Mapping[str, Any], example: str) -> None:
-    """A request body: a JSON object (``example`` shows one) of ``fields`` only."""
-    if not isinstance(data, Mapping):
-        raise _refused(f"the body must be a JSON object, {example}, not {json_type(data)}")
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise _refused(
-            f"unknown field(s): {', '.join(unknown)} (the body takes: {', '.join(fields)})"
-        )
-
-
-def _refused(message: str) -> ValidationError:
-    # In the shape DRF's serializers give a whole value's error.
-    return ValidationError({api_settings.NON_FIELD_ERRORS_KEY: [message]})
-
-
-def error_message(detail: Any) -> str:
-    """One sentence for DRF's ``ValidationError`` detail of an input serializer: the
-    fields missing, or the first thing refused."""
-    if isinstance(detail, Mapping):
-        missing = [
-            name
-            for name, errors in detail.items()
-            if isinstance(errors, list)
-            and any(getattr(error, "code", None) == "required" for error in errors)
-        ]
-        if missing:
-            return f"missing field(s): {', '.join(map(str, missing))}"
-        return error_message(next(iter(detail.values()), ""))
-    if isinstance(detail, list):
-        return error_message(detail[0]) if detail else ""
-    return str(detail)
-
-
-def json_type(value: Any) -> str:
-    """What a parsed JSON value was on the wire."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
