@@ -31,6 +31,25 @@ def test_the_quickstart_runs_as_written_and_again(ardian: Any, capsys: Any) -> N
     assert [a["actor"] for a in answer.json()] == ["ardian", "booking"]
 
 
+@pytest.mark.django_db(transaction=True)
+def test_long_sessions_branches_recall_and_forgetting_run_after_the_quickstart(
+    ardian: Any,
+) -> None:
+    (quickstart,) = blocks(section("Quickstart"), "python")
+    (more,) = blocks(section("Long sessions, branches, recall and forgetting"), "python")
+    namespace: dict[str, Any] = {}
+    exec(compile(quickstart, "README.md quickstart", "exec"), namespace)
+    exec(compile(more, "README.md long sessions", "exec"), namespace)
+    from chronica import services
+
+    owner, dinner = namespace["owner"], namespace["dinner"]
+    assert [a.content for a in services.get_acta(owner, namespace["branch"].id)] == [
+        namespace["ask"].content,
+        namespace["reply"].content,
+    ]
+    assert services.get_acta(owner, dinner.id)[1].redacted is not None
+
+
 def test_who_is_the_owner_is_python() -> None:
     for block in blocks(section("Who is the owner"), "python"):
         compile(block, "README.md who is the owner", "exec")
