@@ -388,12 +388,12 @@ class TestByteBudget:
             str(ardian.pk),
             [_message("y" * 100) for _ in range(6)],
         )
-        with override_settings(CHRONICA={"API_MAX_RESPONSE_BYTES": 700}):
+        with override_settings(CHRONICA={"API_MAX_RESPONSE_BYTES": 800}):
             pages = walk(as_ardian, acta_url() + "?max_tokens=100000")
 
-        # About 330 bytes an actum: two a page.
+        # About 360 bytes an actum: two a page.
         assert [len(page) for page in pages] == [2, 2, 2]
-        fits(pages, 700)
+        fits(pages, 800)
         assert oldest_first(pages) == ids(stored)
 
 
