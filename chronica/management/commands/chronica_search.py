@@ -96,7 +96,7 @@ class Command(BaseCommand):
 
     def _build_index(self, alias: str) -> None:
         from chronica.conf import chronica_settings
-        from chronica.stores.db.search import INDEX_NAME, vector
+        from chronica.stores.db.search import INDEX_NAME, build_index
 
         connection = connections[alias]
         if connection.vendor != "postgresql":
@@ -106,8 +106,6 @@ class Command(BaseCommand):
             )
         config = chronica_settings.SEARCH_CONFIG
         with connection.cursor() as cursor:
-            cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {INDEX_NAME}")
-            cursor.execute(
-                f"CREATE INDEX CONCURRENTLY {INDEX_NAME} ON acta USING GIN ({vector(config)})"
-            )
+            for statement in build_index(config):
+                cursor.execute(statement)
         self.stdout.write(f"built {INDEX_NAME} for the text search configuration {config!r}")

@@ -33,6 +33,7 @@ __all__ = [
     "INDEX_NAME",
     "PG_SEARCH",
     "SQLITE_SEARCH",
+    "build_index",
     "document",
     "fts5_match",
     "fts5_owner",
@@ -96,6 +97,17 @@ FROM (
 ) h JOIN {acta} a ON a.seq = h.seq
 ORDER BY h.w_rank DESC, h.seq DESC
 """
+
+
+def build_index(config: str) -> list[str]:
+    """The statements that build PostgreSQL's index again for ``config`` (a checked
+    name, ``CHRONICA["SEARCH_CONFIG"]``), writers never locked out: outside a
+    transaction (``chronica_search --build-index``)."""
+    return [
+        f"DROP INDEX CONCURRENTLY IF EXISTS {INDEX_NAME}",
+        f"CREATE INDEX CONCURRENTLY {INDEX_NAME} ON acta USING GIN ({vector(config)})",
+    ]
+
 
 # -- SQLite ---------------------------------------------------------------------------
 
