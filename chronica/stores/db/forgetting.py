@@ -48,19 +48,20 @@ STATES = models.SharedState._meta.db_table
 CREDENTIALS = models.AgentCredential._meta.db_table
 ERASURES = models.ErasureRecord._meta.db_table
 
-# A list of IDs or kinds travels as one parameter, a JSON array: one statement text
-# whatever its length.
+# A list of IDs or kinds travels as one parameter: one statement text whatever its
+# length. PostgreSQL: an array, compared with = ANY (an index scan of each value);
+# SQLite: a JSON array.
 _LIST = {
-    "postgresql": "SELECT json_array_elements_text(%s::json)",
-    "sqlite": "SELECT value FROM json_each(%s)",
+    "postgresql": "= ANY(%s)",
+    "sqlite": "IN (SELECT value FROM json_each(%s))",
 }
 _TEMPLATES = {
     # Up to a number of the owner's chronica, each locked by a write (SQLite: the
     # database's write lock, taken before any read).
     "LOCK_OWNERS": "UPDATE {chronica} SET owner_id = owner_id WHERE id IN (SELECT id"
     " FROM {chronica} WHERE owner_id = %s ORDER BY id LIMIT %s) AND owner_id = %s RETURNING id",
-    "DELETE_ACTA": "DELETE FROM {acta} WHERE chronicum_id IN ({list})",
-    "DELETE_CHRONICA": "DELETE FROM {chronica} WHERE id IN ({list})",
+    "DELETE_ACTA": "DELETE FROM {acta} WHERE chronicum_id {list}",
+    "DELETE_CHRONICA": "DELETE FROM {chronica} WHERE id {list}",
     "DELETE_STATES": "DELETE FROM {states} WHERE owner_id = %s",
     "DELETE_CREDENTIALS": "DELETE FROM {credentials} WHERE owner_id = %s",
     # PostgreSQL: waits for the writes under way, holds back new ones while it runs.
@@ -85,8 +86,8 @@ _TEMPLATES = {
     " (SELECT id FROM {chronica} WHERE last_activity_at < %s))"
     " FROM {chronica} WHERE last_activity_at < %s",
 }
-_TEMPLATES["EXPIRE_REDACT_KINDS"] = _TEMPLATES["EXPIRE_REDACT"] + " AND kind IN ({list})"
-_TEMPLATES["COUNT_REDACT_KINDS"] = _TEMPLATES["COUNT_REDACT"] + " AND kind IN ({list})"
+_TEMPLATES["EXPIRE_REDACT_KINDS"] = _TEMPLATES["EXPIRE_REDACT"] + " AND kind {list}"
+_TEMPLATES["COUNT_REDACT_KINDS"] = _TEMPLATES["COUNT_REDACT"] + " AND kind {list}"
 
 STATEMENTS = {
     vendor: {
@@ -117,8 +118,9 @@ def _v(connection: BaseDatabaseWrapper) -> str:
     return connection.vendor if connection.vendor in STATEMENTS else "sqlite"
 
 
-def _json(values: list[Any]) -> str:
-    return json.dumps(values)
+def _listed(connection: BaseDatabaseWrapper, values: list[Any]) -> Any:
+    """``values`` as the one parameter of ``_LIST``'s condition."""
+    return list(values) if _v(connection) == "postgresql" else json.dumps(values)
 
 
 def _in_transaction(connection: BaseDatabaseWrapper, work: Callable[[], Any]) -> Any:
@@ -161,9 +163,9 @@ def _delete_chronica(
     ids = [row[0] for row in cursor.fetchall()]
     if not ids:
         return 0, 0
-    cursor.execute(STATEMENTS[vendor]["DELETE_ACTA"], [_json(ids)])
+    cursor.execute(STATEMENTS[vendor]["DELETE_ACTA"], [_listed(connection, ids)])
     removed_acta = int(cursor.rowcount)
-    cursor.execute(STATEMENTS[vendor]["DELETE_CHRONICA"], [_json(ids)])
+    cursor.execute(STATEMENTS[vendor]["DELETE_CHRONICA"], [_listed(connection, ids)])
     removed = int(cursor.rowcount)
     dialect = dialect_of(connection)
     for chronicum_id in ids:
@@ -291,7 +293,7 @@ def _expire_redact(
     dialect = dialect_of(connection)
     vendor = _v(connection)
     when = dialect.time(connection, cutoff)
-    of_kinds = [_json(sorted(kinds))] if kinds else []
+    of_kinds = [_listed(connection, sorted(kinds))] if kinds else []
     if dry_run:
         with connection.cursor() as cursor:
             count = "COUNT_REDACT_KINDS" if kinds else "COUNT_REDACT"
@@ -344,9 +346,9 @@ def _expire_delete(
             ids = [row[0] for row in cursor.fetchall()]
             if not ids:
                 return 0, 0, 0
-            cursor.execute(STATEMENTS[vendor]["DELETE_ACTA"], [_json(ids)])
+            cursor.execute(STATEMENTS[vendor]["DELETE_ACTA"], [_listed(connection, ids)])
             removed_acta = int(cursor.rowcount)
-            cursor.execute(STATEMENTS[vendor]["DELETE_CHRONICA"], [_json(ids)])
+            cursor.execute(STATEMENTS[vendor]["DELETE_CHRONICA"], [_listed(connection, ids)])
             removed = int(cursor.rowcount)
             for chronicum_id in ids:
                 dialect.deleted(cursor, chronicum_id)
