@@ -16,7 +16,18 @@ AT = dt.datetime(2026, 12, 2, 20, 24, 16, 921556, tzinfo=dt.UTC)
 
 
 def row(at, data=None) -> tuple:
-    return ("id-1", "tool_request", "agent", "search", "find a table", at, "call-1", data, None, None)
+    return (
+        "id-1",
+        "tool_request",
+        "agent",
+        "search",
+        "find a table",
+        at,
+        "call-1",
+        data,
+        None,
+        None,
+    )
 
 
 EXPECTED = Actum(
