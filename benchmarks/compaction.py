@@ -24,6 +24,7 @@ LONG = "bench-compacted"
 SHORT = "bench-compact-200"
 PLAIN = "bench-record-200"
 SOURCE = "bench-fork-source"
+NEAR = "bench-compacted-near"
 TOTAL, COMPACTIONS, FORKED = 100_000, 50, 10_000
 
 _FILL = """
@@ -65,7 +66,7 @@ def load() -> None:
     """The long session: 50 chunks of 2,000 filler acta, each compacted through its last
     actum by a two-actum summary, then 1,000 more acta (one turn in four a message)."""
     with psycopg.connect(conninfo(), autocommit=True) as conn:
-        for chronicum_id in (LONG, SHORT, PLAIN, SOURCE):
+        for chronicum_id in (LONG, SHORT, PLAIN, SOURCE, NEAR):
             conn.execute("DELETE FROM acta WHERE chronicum_id = %s", [chronicum_id])
             conn.execute("DELETE FROM chronica WHERE id LIKE %s", [chronicum_id + "%"])
             conn.execute(
@@ -86,6 +87,14 @@ def load() -> None:
             services.compact(OWNER, LONG, [_summary(LONG, n)] * 2, through=through[0])
         conn.execute(_FILL, {"id": LONG, "start": TOTAL - 999, "end": TOTAL})
         conn.execute(_FILL, {"id": SOURCE, "start": 1, "end": FORKED})
+        # A window that reaches its compaction: 10,000 acta, compacted, then 5 more.
+        conn.execute(_FILL, {"id": NEAR, "start": 1, "end": 10_000})
+        through = conn.execute(
+            "SELECT id FROM acta WHERE chronicum_id = %s ORDER BY seq DESC LIMIT 1", [NEAR]
+        ).fetchone()
+        assert through is not None
+        services.compact(OWNER, NEAR, [_summary(NEAR, 0)] * 2, through=through[0])
+        conn.execute(_FILL, {"id": NEAR, "start": 10_001, "end": 10_005})
         conn.execute("VACUUM ANALYZE acta")
     services.record_actum(OWNER, _messages(SHORT, 1)[0])
 
@@ -97,6 +106,8 @@ def run(*, quick: bool) -> list[Row]:
         {
             "plain": lambda: services.get_acta(OWNER, LONG, last_n=20),
             "compacted": lambda: services.get_acta(OWNER, LONG, last_n=20, compacted=True),
+            "near_plain": lambda: services.get_acta(OWNER, NEAR, last_n=20),
+            "near": lambda: services.get_acta(OWNER, NEAR, last_n=20, compacted=True),
         },
         ops=ops,
         rounds=n_rounds,
@@ -126,6 +137,7 @@ def run(*, quick: bool) -> list[Row]:
     ]
     assert len(services.get_acta(OWNER, "bench-fork-copy-counted")) == FORKED
     window_ratio = paired_ratio(window["plain"], window["compacted"])
+    near_ratio = paired_ratio(window["near_plain"], window["near"])
     write_ratio = paired_ratio(writes["record"], writes["compact"])
     fork_s = median(forks)
     return [
@@ -137,6 +149,13 @@ def run(*, quick: bool) -> list[Row]:
             f"{window_ratio:.2f}",
             "<= 1.30",
             met(window_ratio <= 1.3),
+        ),
+        Row(
+            "30 compaction",
+            "the same, a window that reaches the compaction (7 acta in the view)",
+            f"{1e6 / median(window['near']):,.0f} µs",
+            f"plain window: {1e6 / median(window['near_plain']):,.0f} µs",
+            f"{near_ratio:.2f}",
         ),
         Row(
             "30 compaction",

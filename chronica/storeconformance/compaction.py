@@ -248,3 +248,14 @@ class CompactionConformance(_Base):
             _expect(page[1], f"last_n={last_n}: an older page of the view")
         whole = store.window(None, cid, ActaQuery(compacted=True, last_n=5))
         _expect(len(whole[0]) == 5 and not whole[1], "the whole view, no older page")
+
+    def test_a_filtered_window_never_reaches_behind_the_compaction(self) -> None:
+        store = self.make_store()
+        cid = self.new_chronicum(store).id
+        first = store.append(None, cid, self.labelled(cid, 3)).acta
+        summary = self.actum(cid, "s", actor_kind=ActorKind.AGENT, actor="concierge")
+        store.compact(None, cid, [summary], first[2].id)
+        store.append(None, cid, self.labelled(cid, 1, "c"))
+        mine = frozenset({"ardian"})
+        _expect(self._view(store, cid, actors=mine, last_n=3) == ["c0"], "filtered, limited")
+        _expect(self._view(store, cid, last_n=3) == ["s", "c0"], "limited, short view")

@@ -16,7 +16,7 @@ AT = dt.datetime(2026, 12, 2, 20, 24, 16, 921556, tzinfo=dt.UTC)
 
 
 def row(at, data=None) -> tuple:
-    # (recorded_by, redacted_at and redacted_reason: NULL)
+    # (recorded_by, compacts, redacted_at and redacted_reason: NULL)
     return (
         "id-1",
         "tool_request",
@@ -29,11 +29,12 @@ def row(at, data=None) -> tuple:
         None,
         None,
         None,
+        None,
     )
 
 
 def test_a_redacted_row_says_when_and_why():
-    redacted = (*row(AT)[:9], "2026-12-03 08:00:00", "a card number")
+    redacted = (*row(AT)[:10], "2026-12-03 08:00:00", "a card number")
     (actum,) = rows.acta_of("dinner", [redacted])
     assert actum.redacted.at == dt.datetime(2026, 12, 3, 8, tzinfo=dt.UTC)
     assert actum.redacted.reason == "a card number"

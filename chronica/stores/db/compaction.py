@@ -15,13 +15,13 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from ...errors import ChronicumExists, InvalidQuery
 from ...interfaces import WindowPage
 from ...validation.jsondata import RawJSON, dumps_data
-from ...values import ActaQuery, Actum, Chronicum, Recorded
+from ...values import FILTERS, ActaQuery, Actum, Chronicum, Recorded
 from ...windows import cut_page
 from .base import BaseDialect
 from .rows import acta_of, batch_json, stamped, utc
 from .sql import ACTUM_COLUMNS, filters
 
-__all__ = ["compact", "fork", "window"]
+__all__ = ["ReadWhole", "compact", "fork", "walkable", "window"]
 
 _NO_END = 2**63 - 1
 _TICK = dt.timedelta(microseconds=1)
@@ -140,6 +140,23 @@ def fork(
         return new
 
     return dialect.retry_when_locked(connection, write)
+
+
+def walkable(query: ActaQuery) -> bool:
+    """Whether the compacted window of ``query`` is the plain window wherever that one
+    holds no actum of a compaction: no filter (a filtered walk could pass a compaction
+    without a row of it), no budget and no ``before``, and a ``last_n``. The newest acta,
+    none of a compaction, are newer than the newest compaction, so after its through
+    and of no compaction: the view's newest; and where the walk ends before the limit,
+    the chronicum has no compaction at all."""
+    plain = not any(getattr(query, declared.field) for declared in FILTERS)
+    return (
+        plain
+        and query.max_tokens is None
+        and query.max_bytes is None
+        and query.before is None
+        and 0 < query.last_n < _NO_END
+    )
 
 
 class ReadWhole(Exception):
