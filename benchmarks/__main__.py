@@ -39,6 +39,7 @@ CASES = (
     "attack",
     "attested",
     "http",
+    "langgraph",
 )
 # What runs on SQLite (CHRONICA_BENCH_DB=sqlite): the rest loads and compares with psycopg.
 SQLITE_CASES = ("http", "tokens")
@@ -226,6 +227,10 @@ def main(argv: list[str]) -> int:
         from . import http
 
         rows += http.run(quick=args.quick)
+    if "langgraph" in only:
+        from . import langgraph
+
+        rows += langgraph.measure(quick=args.quick)
     return _report(argv, began, rows, plans)
 
 

@@ -16,6 +16,7 @@ chronica the thread's acta too).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import sys
@@ -155,10 +156,8 @@ def measure(*, turns: int = 500, quick: bool = False) -> list[Any]:
         theirs.setup()
         theirs.delete_thread(THREAD)
         ours = ChronicaSaver(OWNER)
-        try:
+        with contextlib.suppress(ChronicumNotFound):
             services.delete_chronicum(OWNER, THREAD)
-        except ChronicumNotFound:
-            pass
         ours.delete_thread(THREAD)
         print(f"writing a {turns}-turn thread with ChronicaSaver and PostgresSaver ...", flush=True)
         began = time.perf_counter()
