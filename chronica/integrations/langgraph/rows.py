@@ -125,6 +125,18 @@ class Rows:
     def objects(self, model: Any) -> Any:
         return model.objects.using(self.alias)
 
+    def lock_thread(self, thread_id: str) -> None:
+        """Queue the transactions that add messages to one thread: the namespaces of a
+        run (a graph and its subgraphs) put at once, and a thread's message positions
+        are one sequence. SQLite's transactions queue already (the write lock first)."""
+        connection = connections[self.alias]
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                    [f"chronica_langgraph:{thread_id}"],
+                )
+
     # -- messages --------------------------------------------------------------------
 
     def message_positions(

@@ -42,7 +42,7 @@ from .messages import is_message_list
 from .models import LangGraphBlob, LangGraphCheckpoint, LangGraphWrite
 from .reading import read_tuples
 from .rows import MESSAGES, Rows, closes_its_connection
-from .runs import in_sync_thread, run_heads
+from .runs import in_sync_thread, this_run
 
 __all__ = ["CheckpointConflict", "ChronicaSaver"]
 
@@ -132,14 +132,20 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         stored_metadata = get_serializable_checkpoint_metadata(config, metadata)
         run_id = stored_metadata.get("run_id")
         rows = Rows()
-        heads = run_heads()
+        run = this_run()
         fork = (
             metadata.get("source") in _FORK_SOURCES
             or parent_id is None
-            or heads.get((thread_id, checkpoint_ns)) != parent_id
+            or run.heads.get((thread_id, checkpoint_ns)) != parent_id
         )
 
-        def write() -> None:
+        adds_messages = any(
+            channel in values and is_message_list(values[channel]) for channel in new_versions
+        )
+
+        def write(fork: bool) -> None:
+            if adds_messages:
+                rows.lock_thread(thread_id)
             self._claim(owner_id, thread_id)
             blobs = [
                 LangGraphBlob(
@@ -174,14 +180,28 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
             )
 
         try:
-            rows.in_transaction(write)
+            rows.in_transaction(lambda: write(fork))
         except IntegrityError as exc:
-            raise CheckpointConflict(
-                f"thread {thread_id!r} (namespace {checkpoint_ns!r}): another writer put a"
-                f" checkpoint after {parent_id!r} first; nothing was written"
-            ) from exc
+            sibling = (
+                rows.objects(LangGraphCheckpoint)
+                .filter(
+                    thread_id=thread_id,
+                    checkpoint_ns=checkpoint_ns,
+                    parent_checkpoint_id=parent_id,
+                    fork=False,
+                )
+                .values_list("checkpoint_id", flat=True)
+                .first()
+            )
+            if fork or sibling not in run.written:
+                raise CheckpointConflict(
+                    f"thread {thread_id!r} (namespace {checkpoint_ns!r}): another writer put"
+                    f" a checkpoint after {parent_id!r} first; nothing was written"
+                ) from exc
+            # A sibling this run put itself (subgraphs sharing a namespace): a branch.
+            rows.in_transaction(lambda: write(True))
         self._claimed.add((owner_id, thread_id))
-        heads[(thread_id, checkpoint_ns)] = checkpoint["id"]
+        run.wrote(thread_id, checkpoint_ns, checkpoint["id"])
         return {
             "configurable": {
                 "thread_id": thread_id,
@@ -280,7 +300,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         if row is None:
             return None
         if not checkpoint_id:
-            run_heads()[(row.thread_id, row.checkpoint_ns)] = row.checkpoint_id
+            this_run().heads[(row.thread_id, row.checkpoint_ns)] = row.checkpoint_id
         return self._tuples([row])[0]
 
     @closes_its_connection

@@ -136,3 +136,20 @@ def test_langgraphs_own_forks_still_branch():
     graph.invoke(None, past.config)
     graph.invoke(say("third", 3), config(thread))
     assert graph.get_state(config(thread)).values["messages"][-1].content == "You said: third"
+
+
+def test_a_sibling_the_run_put_itself_is_a_branch_not_a_conflict():
+    """LangGraph's subgraphs sharing a namespace within one run can read the newest
+    checkpoint before the run's own last put of it landed: their sibling is the run's
+    own, a branch. Another run's sibling is a conflict (the tests above)."""
+    from chronica.integrations.langgraph.runs import this_run
+
+    saver = ChronicaSaver(OWNER)
+    thread = "own-sibling"
+    root = saver.put(config(thread, checkpoint_ns=""), empty_checkpoint(), {"source": "input"}, {})
+    this_run().heads[(thread, "")] = root["configurable"]["checkpoint_id"]
+    saver.put(root, empty_checkpoint(), {"source": "loop"}, {})
+    # A read of the newest that came before that put landed:
+    this_run().heads[(thread, "")] = root["configurable"]["checkpoint_id"]
+    saver.put(root, empty_checkpoint(), {"source": "loop"}, {})
+    assert len(list(saver.list(config(thread)))) == 3
