@@ -41,6 +41,7 @@ from .lists import MessageLists
 from .messages import is_message_list
 from .models import LangGraphBlob, LangGraphCheckpoint, LangGraphWrite
 from .reading import read_tuples
+from .redaction import track
 from .rows import MESSAGES, Rows, closes_its_connection
 from .runs import in_sync_thread, this_run
 
@@ -78,7 +79,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         self.agent = agent
         self.user_actor = user_actor
         self._claimed: set[tuple[str, str]] = set()
-        self._lists = MessageLists()
+        self._lists = track(MessageLists())
 
     def __repr__(self) -> str:
         return f"<ChronicaSaver owner_id={self.owner_id!r}>"

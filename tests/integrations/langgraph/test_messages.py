@@ -162,6 +162,25 @@ def test_erase_owner_erases_the_owners_threads_with_the_rest():
     assert ChronicaSaver(OTHER).get_tuple(config("lg-thread-other")) is not None
 
 
+def test_a_redacted_actum_empties_langgraphs_copy_of_its_message():
+    saver = ChronicaSaver(OWNER)
+    graph = build(saver)
+    converse(graph)
+    (asked,) = [a for a in services.get_acta(OWNER, THREAD) if a.content == "what is the weather?"]
+    services.redact_actum(OWNER, THREAD, asked.id, reason="asked to forget it")
+    stored = [bytes(m.blob) for m in LangGraphMessage.objects.filter(thread_id=THREAD)]
+    assert stored
+    assert not any(b"what is the weather?" in blob for blob in stored)
+    messages = graph.get_state(config(THREAD)).values["messages"]
+    assert messages[0].content == ""  # the saver forgot what it remembered
+    assert [m.content for m in messages[1:]] == [
+        m.content
+        for m in ChronicaSaver(OWNER)
+        .get_tuple(config(THREAD))
+        .checkpoint["channel_values"]["messages"][1:]
+    ]
+
+
 def test_copy_thread_forks_the_session_and_the_copy_goes_on_by_itself():
     from chronica.integrations.langgraph.models import LangGraphMessage
 
