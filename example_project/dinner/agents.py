@@ -59,4 +59,11 @@ AGENTS = (
         kinds=(ActumKind.MESSAGE,),
         last_n=3,
     ),
+    Agent(
+        name="reminder",
+        needs="sets reminders: what the agents said, the latest five messages",
+        kinds=(ActumKind.MESSAGE,),
+        actor_kinds=(ActorKind.AGENT,),
+        last_n=5,
+    ),
 )

@@ -4,8 +4,7 @@ Each entry is an agent's turn in the session the person and the other agents sha
 it reads its own window of that chronicum through its framework's chronica integration
 and writes its answer back, with its own credential, so that every actum it records is
 attested as that agent's. ``manage.py chronica_demo`` runs them in this order after
-the person's message; a framework joins by adding its turn here (a LangGraph agent,
-``chronica.integrations.langgraph``, is one entry more).
+the person's message; a framework joins by adding its turn here.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from chronica import services
-from example_project.dinner import adk_flow, openai_flow, pydantic_flow
+from example_project.dinner import adk_flow, langgraph_flow, openai_flow, pydantic_flow
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,6 +40,12 @@ TURNS = (
         agent="search",
         reads="what the person said (ChronicaHistory, window=)",
         run=pydantic_flow.search_turn,
+    ),
+    Turn(
+        framework="LangGraph",
+        agent="reminder",
+        reads="search's last answer (get_acta); its graph's state (ChronicaSaver)",
+        run=langgraph_flow.reminder_turn,
     ),
     Turn(
         framework="Google ADK",

@@ -53,3 +53,4 @@ CAKE_ANSWER = f"{CAKE_SHOP} in Kemang bakes a chocolate cake for four by Friday.
 BOOKING_CAKE = (
     f"Rumah Teduh will bring out {CAKE_SHOP}'s cake after dinner. Confirmation RT-4821, updated."
 )
+REMINDER = "Reminder set: collect the cake from Toko Kue Manis on Friday at 5pm."

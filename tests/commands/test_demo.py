@@ -107,15 +107,15 @@ def test_booking_reply_retried_reworded_is_recorded_once() -> None:
 
 
 def test_agents_on_every_framework_share_the_one_session_and_every_actum_is_attested() -> None:
-    """make demo runs an agent on the OpenAI Agents SDK, PydanticAI and Google ADK in
+    """make demo runs an agent on the OpenAI Agents SDK, PydanticAI, LangGraph and Google ADK in
     dinner-friday itself, each reading its own window with its own credential."""
     from example_project.dinner.frameworks import TURNS
-    from example_project.dinner.scenario import BIRTHDAY, BOOKING_CAKE, CAKE_ANSWER
+    from example_project.dinner.scenario import BIRTHDAY, BOOKING_CAKE, CAKE_ANSWER, REMINDER
 
     output = run_demo()
 
     acta = services.get_acta(demo_owner(), "dinner-friday")
-    assert len(acta) == 16
+    assert len(acta) == 17
     assert all(a.recorded_by is not None for a in acta)
     assert "not attested" not in output
     assert [a.recorded_by for a in acta if a.actor_kind == "human"] == ["owner"] * 3
@@ -124,11 +124,12 @@ def test_agents_on_every_framework_share_the_one_session_and_every_actum_is_atte
         ("ardian", BIRTHDAY),
         ("concierge", scenario_text("CONCIERGE_BIRTHDAY")),
         ("search", CAKE_ANSWER),
+        ("reminder", REMINDER),
         ("booking", BOOKING_CAKE),
     ]
     for turn in TURNS:
         assert f"{turn.agent} on {turn.framework}, reading {turn.reads}:" in output
-    assert "dinner-friday holds 16 acta, each recorded by who wrote it:" in output
+    assert "dinner-friday holds 17 acta, each recorded by who wrote it:" in output
     # Nothing of ADK's own logging reaches the terminal unexplained.
     assert "context_cache_config" not in output
 
@@ -154,7 +155,7 @@ def test_running_the_demo_again_records_a_fresh_session_for_the_same_owner(
     assert "this run records dinner-friday-2" in second
     assert window(second, "booking") == window(first, "booking")
     for chronicum_id in ("dinner-friday", "dinner-friday-2"):
-        assert len(services.get_acta(demo_owner(), chronicum_id)) == 16
+        assert len(services.get_acta(demo_owner(), chronicum_id)) == 17
     # Each run prints the password it set, and that one signs in.
     password = printed(second, "Sign in as demo / ")
     assert printed(first, "Sign in as demo / ") != password
@@ -193,8 +194,8 @@ def test_serve_answers_the_admin_and_the_api_with_the_printed_token(tmp_path: Pa
             Authorization=f"Bearer {secret}",
         )
         assert status == 200
-        # After the demo, booking's next window ends with its own answer on ADK.
-        assert [a["actor"] for a in json.loads(body)] == ["concierge", "search", "booking"]
+        # After the demo, booking's next window shows the LangGraph reminder, then its own answer.
+        assert [a["actor"] for a in json.loads(body)] == ["search", "reminder", "booking"]
         assert json.loads(body)[-1]["content"] == scenario_text("BOOKING_CAKE")
         status, _ = get(f"{base}/follow/dinner-friday/")
         assert status in (200, 302)  # the follow page, behind the sign-in
@@ -263,7 +264,7 @@ def test_a_second_demo_on_a_busy_port_changes_nothing(settings: Any) -> None:
     assert printed(first, "Sign in as demo / ") == "first-demo-password"
     assert authenticate(username="demo", password="first-demo-password") is not None
     assert authenticate(username="demo", password="second-demo-password") is None
-    assert len(services.get_acta(demo_owner(), "dinner-friday")) == 16
+    assert len(services.get_acta(demo_owner(), "dinner-friday")) == 17
     with pytest.raises(ChronicumNotFound):
         services.get_chronicum(demo_owner(), "dinner-friday-2")
 

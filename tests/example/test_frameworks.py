@@ -14,6 +14,7 @@ from example_project.dinner.scenario import (
     BOOKING_CAKE,
     CAKE_ANSWER,
     CONCIERGE_BIRTHDAY,
+    REMINDER,
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -49,6 +50,7 @@ def test_every_framework_takes_its_turn_in_one_session_and_every_actum_is_attest
         ("search", REQ),
         ("search", RES),
         ("search", M),
+        ("reminder", M),
         ("booking", REQ),
         ("booking", RES),
         ("booking", M),
@@ -57,6 +59,7 @@ def test_every_framework_takes_its_turn_in_one_session_and_every_actum_is_attest
         BIRTHDAY,
         CONCIERGE_BIRTHDAY,
         CAKE_ANSWER,
+        REMINDER,
         BOOKING_CAKE,
     ]
     assert acta[0].recorded_by == "owner"
@@ -65,4 +68,4 @@ def test_every_framework_takes_its_turn_in_one_session_and_every_actum_is_attest
         assert actum.recorded_by == f"credential:{credentials[actum.actor].info.key_id}"
     # Tool calls pair with their results, whichever framework wrote them.
     assert acta[2].call_id == acta[3].call_id != ""
-    assert acta[5].call_id == acta[6].call_id != ""
+    assert acta[6].call_id == acta[7].call_id != ""

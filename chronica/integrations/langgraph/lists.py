@@ -94,6 +94,7 @@ class MessageLists:
         serde: Any,
         agent: str,
         user_actor: str,
+        identity: services.Identity | None = None,
     ) -> bytes:
         """The messages as runs of their positions; the new ones recorded first (their
         acta through ``chronica.services``, their rows), in the caller's transaction."""
@@ -129,7 +130,8 @@ class MessageLists:
                     for i in new.values()
                 ]
                 flat = [a for acta in per_message for a in acta]
-                recorded = services.record_acta(owner_id, flat) if flat else []
+                writer = services.acting_as(identity) if identity else services.get_chronicarius()
+                recorded = writer.record_acta(owner_id, flat) if flat else []
                 ids = iter(actum.id for actum in recorded)
                 added, top = rows.add_messages(
                     owner_id,

@@ -61,7 +61,10 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
     """A LangGraph checkpointer on chronica (see the module's docstring).
 
     ``agent``: the actor of the AI messages that have no ``name``; ``user_actor``: the
-    actor of the human messages that have none (default: the owner).
+    actor of the human messages that have none (default: the owner); ``identity``: who
+    records the graph's messages (``services.authenticate_credential`` of an agent's
+    credential: each actum is attested as that agent's, and a human message is refused);
+    ``None``, the trusted server-side caller.
     """
 
     def __init__(
@@ -70,6 +73,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         *,
         agent: str = "langgraph",
         user_actor: str | None = None,
+        identity: services.Identity | None = None,
         serde: Any = None,
     ) -> None:
         super().__init__(serde=serde)
@@ -78,6 +82,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
         self.owner_id = owner_id
         self.agent = agent
         self.user_actor = user_actor
+        self.identity = identity
         self._claimed: set[tuple[str, str]] = set()
         self._lists = track(MessageLists())
 
@@ -228,6 +233,7 @@ class ChronicaSaver(BaseCheckpointSaver[str]):
             serde=self.serde,
             agent=self.agent,
             user_actor=self.user_actor or owner_id,
+            identity=self.identity,
         )
         return {"type": MESSAGES, "blob": blob}
 

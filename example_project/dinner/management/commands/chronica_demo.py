@@ -4,7 +4,7 @@ Migrates, issues each agent a credential, records the session the way ardian (as
 the person) and the three agents (each with its own credential) would, prints each
 agent's context window, shows a retried reply recorded once and a forged human
 message from the booking agent refused, then runs an agent on each framework (the
-OpenAI Agents SDK, PydanticAI, Google ADK: example_project/dinner/frameworks.py) in
+OpenAI Agents SDK, PydanticAI, LangGraph, Google ADK: example_project/dinner/frameworks.py) in
 the same session, each reading its own window; prints the session with who recorded
 each actum, creates the ``demo`` superuser and, with ``--serve``, serves the admin,
 the API and the live follow page.
