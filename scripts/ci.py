@@ -75,7 +75,9 @@ def newest_python() -> str | None:
 
 
 def legs(newest: bool) -> list[Leg]:
-    pytest = [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    # Each leg's log ends with its slowest tests: where the minutes go, run by run.
+    slowest = "--durations=20"
+    pytest = [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", slowest]
     mkdocs = [str(BIN / "mkdocs"), "build", "--strict", "--site-dir", str(VENV / "docs-site")]
     found = [
         Leg(
@@ -97,19 +99,19 @@ def legs(newest: bool) -> list[Leg]:
         found += [
             Leg(
                 "newest-sqlite",
-                [[*nox, "--", "sqlite"]],
+                [[*nox, "--", "sqlite", slowest]],
                 suite("sqlite", "newest-sqlite", 13, True),
             ),
             # The once-per-build tests on PostgreSQL (the HTTP races, PgBouncer, the
             # clusters, the SDK's suite) take minutes of waiting: a leg of their own.
             Leg(
                 "newest-postgres",
-                [[*nox, "--", "postgres", "-m", "not once"]],
+                [[*nox, "--", "postgres", "-m", "not once", slowest]],
                 suite("postgres", "newest-postgres", 14, True),
             ),
             Leg(
                 "newest-postgres-once",
-                [[*nox, "--", "postgres", "-m", "once"]],
+                [[*nox, "--", "postgres", "-m", "once", slowest]],
                 suite("postgres", "newest-postgres-once", 15, True),
             ),
         ]
