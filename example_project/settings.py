@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "chronica",
     "chronica.integrations.pydantic_ai",  # PydanticAI conversations' tables
+    "chronica.integrations.langgraph",  # LangGraph checkpoints (the demo's reminder agent)
     "example_project.dinner",
 ]
 MIDDLEWARE = [
