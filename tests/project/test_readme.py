@@ -32,14 +32,11 @@ def test_the_quickstart_runs_as_written_and_again(ardian: Any, capsys: Any) -> N
 
 
 @pytest.mark.django_db(transaction=True)
-def test_long_sessions_branches_recall_and_forgetting_run_after_the_quickstart(
-    ardian: Any,
-) -> None:
-    (quickstart,) = blocks(section("Quickstart"), "python")
-    (more,) = blocks(section("Long sessions, branches, recall and forgetting"), "python")
+def test_a_long_session_a_branch_recall_and_forgetting_run_as_written() -> None:
+    """docs/compaction.md's example, from the README's section on long sessions."""
+    (example,) = blocks(section("A long session, a branch, recall and forgetting"), "python")
     namespace: dict[str, Any] = {}
-    exec(compile(quickstart, "README.md quickstart", "exec"), namespace)
-    exec(compile(more, "README.md long sessions", "exec"), namespace)
+    exec(compile(example, "docs/compaction.md", "exec"), namespace)
     from chronica import services
 
     owner, dinner = namespace["owner"], namespace["dinner"]

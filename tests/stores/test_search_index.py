@@ -135,3 +135,9 @@ def test_postgresql_can_search_by_the_index():
         finally:
             cursor.execute("RESET enable_seqscan")
     assert "Bitmap Index Scan on acta_search" in plan, plan
+
+
+def test_sqlites_optimize_names_the_index():
+    from chronica.stores.db import sqlite
+
+    assert sqlite._OPTIMIZE.startswith(f"INSERT INTO {search.INDEX_NAME}({search.INDEX_NAME})")

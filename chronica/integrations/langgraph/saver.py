@@ -60,11 +60,8 @@ class CheckpointConflict(ChronicaError):
 class ChronicaSaver(BaseCheckpointSaver[str]):
     """A LangGraph checkpointer on chronica (see the module's docstring).
 
-    ``agent``: the actor of the AI messages that have no ``name``; ``user_actor``: the
-    actor of the human messages that have none (default: the owner); ``identity``: who
-    records the graph's messages (``services.authenticate_credential`` of an agent's
-    credential: each actum is attested as that agent's, and a human message is refused);
-    ``None``, the trusted server-side caller.
+    ``agent``/``user_actor``: the actor of AI/human messages with no ``name`` (default
+    user: the owner); ``identity``: an agent credential's, attesting the graph's acta.
     """
 
     def __init__(

@@ -27,7 +27,8 @@ from .rows import batch_json, stamped
 
 __all__ = ["SQLITE_LOCK_ATTEMPTS", "SQLiteDialect"]
 
-_OPTIMIZE = f"INSERT INTO {search.INDEX_NAME}({search.INDEX_NAME}) VALUES ('optimize')"
+# FTS5's merge of every segment of the index (``search.INDEX_NAME``).
+_OPTIMIZE = "INSERT INTO acta_search(acta_search) VALUES ('optimize')"
 
 _T = TypeVar("_T")
 
