@@ -196,8 +196,9 @@ def test_an_erased_owner_leaves_no_trace():
 
 
 def test_a_popped_actum_and_a_deleted_chronicum_leave_no_trace():
-    """pop_actum and delete_chronicum reach the search index too (on SQLite, FTS5 keeps a
-    deleted row's words in its pages until they are merged)."""
+    """pop_actum and delete_chronicum remove the acta from the search index too (the
+    triggers). SQLite's FTS5 keeps a removed row's words in its pages until its segments
+    are merged: the next forgetting call (a redaction, an erasure, retention) merges them."""
     popped, deleted = marker(), marker()
     for n, secret in enumerate((popped, deleted)):
         services.record_actum(
@@ -214,5 +215,19 @@ def test_a_popped_actum_and_a_deleted_chronicum_leave_no_trace():
     assert traces(deleted)
     assert services.pop_actum("ardian", "trace-0") is not None
     services.delete_chronicum("ardian", "trace-1")
+    assert services.search_acta("ardian", popped) == []
+    assert services.search_acta("ardian", deleted) == []
+    if connection.vendor == "sqlite":
+        kept = services.record_actum(
+            "ardian",
+            Actum(
+                chronicum_id="trace-2",
+                kind=ActumKind.MESSAGE,
+                actor_kind=ActorKind.HUMAN,
+                actor="ardian",
+                content="nothing to keep",
+            ),
+        )
+        services.redact_actum("ardian", "trace-2", kept.id, reason="merge the index")
     assert traces(popped) == []
     assert traces(deleted) == []

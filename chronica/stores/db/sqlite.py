@@ -126,7 +126,9 @@ class SQLiteDialect(BaseDialect):
     def forget_in_index(self, connection: BaseDatabaseWrapper) -> None:
         """FTS5 deletes by adding delete markers: until its segments are merged, the index's
         pages still hold the words of acta emptied or removed. ``optimize`` merges them into
-        one segment, rewriting the index, so that nothing of those acta is left in it."""
+        one segment, rewriting the index, so that nothing of those acta is left in it. The
+        person's forgetting calls it (a redaction, an erasure, retention), not every pop or
+        delete: it rewrites the whole index, and writers wait meanwhile."""
 
         def optimize() -> None:
             with transaction.atomic(using=connection.alias), connection.cursor() as cursor:

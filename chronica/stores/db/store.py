@@ -248,8 +248,6 @@ class DjangoStore(BaseStore):
 
         deleted = dialect.retry_when_locked(connection, delete)
         self._written()
-        if deleted:
-            dialect.forget_in_index(connection)
         return deleted
 
     def pop(self, owner_id: str, chronicum_id: str) -> Actum | None:
@@ -269,8 +267,6 @@ class DjangoStore(BaseStore):
 
         popped = dialect.retry_when_locked(connection, pop)
         self._written()
-        if popped is not None:
-            dialect.forget_in_index(connection)
         return popped
 
     def acta_after(
