@@ -26,11 +26,11 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from .sdists import sdist
 
 REPO = Path(__file__).resolve().parents[3]
 PLUGIN_DIR = Path(__file__).resolve().parent / "graph_plugin"
@@ -49,42 +49,8 @@ def selection() -> ModuleType:
 
 
 def source() -> Path:
-    """The unpacked source distribution of the pinned LangGraph release, downloaded once
-    per virtualenv (under a lock: CI's legs share a virtualenv)."""
-    import fcntl
-
-    version = selection().LANGGRAPH_VERSION
-    cache = Path(sys.prefix) / "langgraph-sdist"
-    unpacked = cache / f"langgraph-{version}"
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (unpacked / "tests" / "conftest.py").is_file():
-            return unpacked
-        with tempfile.TemporaryDirectory(dir=cache) as download:
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "download",
-                    "--quiet",
-                    "--no-deps",
-                    "--no-binary",
-                    "langgraph",
-                    "--dest",
-                    download,
-                    f"langgraph=={version}",
-                ],
-                check=True,
-                env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
-            )
-            (archive,) = Path(download).glob("langgraph-*.tar.gz")
-            with tarfile.open(archive) as tar:
-                tar.extractall(download, filter="data")
-            # One rename, so that an interrupted download never looks like a finished one.
-            (Path(download) / unpacked.name).rename(unpacked)
-    return unpacked
+    """The unpacked source distribution of the pinned LangGraph release, downloaded once."""
+    return sdist("langgraph", selection().LANGGRAPH_VERSION, "tests/conftest.py")
 
 
 def environment(report: Path | None = None, *, baseline: bool = False) -> dict[str, str]:

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
-import os
-import subprocess
 import sys
-import tarfile
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from .sdists import sdist
 
 VERSION = "3.1.2"
 # What these tests take besides a store: the semantic index, SQLite connections.
@@ -22,42 +20,8 @@ NOT_OURS = {"fake_embeddings", "conn_type", "distance_type", "conn_string"}
 
 
 def source() -> Path:
-    """The unpacked sdist, downloaded once per virtualenv. CI's legs share a virtualenv
-    and collect at the same time: the first takes the lock and downloads, the others
-    wait for it and find the sdist there."""
-    import fcntl
-
-    cache = Path(sys.prefix) / "langgraph-checkpoint-sqlite-sdist"
-    unpacked = cache / f"langgraph_checkpoint_sqlite-{VERSION}"
-    cache.mkdir(parents=True, exist_ok=True)
-    with open(cache / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (unpacked / "tests" / "test_store.py").is_file():
-            return unpacked
-        with tempfile.TemporaryDirectory(dir=cache) as download:
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "pip",
-                    "download",
-                    "--quiet",
-                    "--no-deps",
-                    "--no-binary",
-                    "langgraph-checkpoint-sqlite",
-                    "--dest",
-                    download,
-                    f"langgraph-checkpoint-sqlite=={VERSION}",
-                ],
-                check=True,
-                env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
-            )
-            (archive,) = Path(download).glob("langgraph_checkpoint_sqlite-*.tar.gz")
-            with tarfile.open(archive) as tar:
-                tar.extractall(download, filter="data")
-            # One rename, so that an interrupted download never looks like a finished one.
-            (Path(download) / unpacked.name).rename(unpacked)
-    return unpacked
+    """The unpacked sdist of langgraph-checkpoint-sqlite, downloaded once."""
+    return sdist("langgraph-checkpoint-sqlite", VERSION, "tests/test_store.py")
 
 
 def module(name: str, *, theirs: dict[str, ModuleType] | None = None) -> ModuleType:
