@@ -151,12 +151,6 @@ def test_anything_but_a_bool_is_refused(value):
 # -- the setting ----------------------------------------------------------------------
 
 
-def test_the_setting_defaults_to_true_and_is_read_on_access():
-    assert chronica_settings.AUTO_CREATE is True
-    with override_settings(CHRONICA=OFF):
-        assert chronica_settings.AUTO_CREATE is False
-
-
 @pytest.mark.parametrize("value", ["false", 0, None, "True"])
 def test_a_setting_that_is_not_a_bool_is_improperly_configured_and_chronica_E015(value):
     with override_settings(CHRONICA={"AUTO_CREATE": value}):

@@ -305,13 +305,3 @@ def test_a_search_config_that_is_not_a_plain_name_is_refused(config):
         assert [e.id for e in check_settings()] == ["chronica.E022"]
         with pytest.raises(ImproperlyConfigured, match="SEARCH_CONFIG"):
             _ = chronica_settings.SEARCH_CONFIG
-
-
-def test_the_search_config_is_read_on_access():
-    from django.test import override_settings
-
-    from chronica.conf import chronica_settings
-
-    assert chronica_settings.SEARCH_CONFIG == "simple"
-    with override_settings(CHRONICA={"SEARCH_CONFIG": "pg_catalog.english"}):
-        assert chronica_settings.SEARCH_CONFIG == "pg_catalog.english"

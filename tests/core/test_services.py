@@ -13,7 +13,6 @@ from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 
 from chronica import Actum, ChronicumNotFound, IdempotencyUnsupported, InvalidActum, services
-from chronica.conf import chronica_settings
 from chronica.stores.db import DjangoStore
 from chronica.stores.memory import InMemoryStore
 
@@ -99,11 +98,6 @@ class TestSettings:
         with override_settings(CHRONICA={"STORE": InMemoryStore}):
             assert isinstance(services.get_chronicarius().store, InMemoryStore)
 
-    def test_keys_left_out_take_the_defaults(self):
-        with override_settings(CHRONICA={"STORE_OPTIONS": {}}):
-            assert chronica_settings.STORE == "chronica.stores.db.DjangoStore"
-            assert chronica_settings.OWNER_ID == "chronica.api.owner_id_from_user"
-
     @pytest.mark.parametrize(
         ("config", "message"),
         [
@@ -120,13 +114,6 @@ class TestSettings:
         with override_settings(CHRONICA=config), pytest.raises(ImproperlyConfigured) as caught:
             services.record_actum(OWNER, scenario.booking_reply())
         assert message in str(caught.value)
-
-    def test_a_wrong_owner_id_path(self):
-        with (
-            override_settings(CHRONICA={"OWNER_ID": "chronica.api.nobody"}),
-            pytest.raises(ImproperlyConfigured, match=r"CHRONICA\['OWNER_ID'\]"),
-        ):
-            chronica_settings.owner_id_function()
 
     def test_a_key_on_a_store_that_is_not_idempotent(self):
         with (
