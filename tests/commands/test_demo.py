@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.test import Client
 
-from chronica import ChronicumNotFound, services
+from chronica import Actum, ChronicumNotFound, services
 from tests import scenario
 from tests.exampleproject import (
     PYTHON,
@@ -73,28 +74,42 @@ def demo_owner() -> str:
     return str(get_user_model().objects.get(username="demo").pk)
 
 
-def test_booking_agent_reads_seven_acta_in_three_out() -> None:
+@dataclass(frozen=True)
+class Demo:
+    output: str
+    acta: list[Actum]
+
+
+@pytest.fixture(scope="module")
+def demo(django_db_setup: None, django_db_blocker: Any) -> Demo:
+    """One run of the demo and what it left in dinner-friday, read by the tests below
+    that only look (the flush after the first of them empties the database)."""
     output = run_demo()
+    with django_db_blocker.unblock():
+        return Demo(output, services.get_acta(demo_owner(), "dinner-friday"))
+
+
+def test_booking_agent_reads_seven_acta_in_three_out(demo: Demo) -> None:
+    output = demo.output
 
     assert "get_acta(kinds=message last_n=3): 7 acta in, 3 out" in output
     assert window(output, "booking") == seven(4, 5, 6)
 
 
-def test_concierge_and_search_read_their_own_parts() -> None:
-    output = run_demo()
+def test_concierge_and_search_read_their_own_parts(demo: Demo) -> None:
+    output = demo.output
 
     # The concierge skips the raw tool traffic; search reads what ardian asked for.
     assert window(output, "concierge") == seven(0, 1, 4, 5, 6)
     assert window(output, "search") == seven(0, 5)
 
 
-def test_booking_reply_retried_reworded_is_recorded_once() -> None:
-    output = run_demo()
+def test_booking_reply_retried_reworded_is_recorded_once(demo: Demo) -> None:
+    output = demo.output
 
     stored_id = printed(output, "  stored ")
     assert printed(output, "  got    ") == stored_id
-    acta = services.get_acta(demo_owner(), "dinner-friday")
-    replies = [(a.id, a.recorded_by) for a in acta if a.content == scenario.BOOKING_REPLY]
+    replies = [(a.id, a.recorded_by) for a in demo.acta if a.content == scenario.BOOKING_REPLY]
     assert len(replies) == 1
     assert replies[0][0] == stored_id
     assert "dinner-friday holds 8 acta: the seven and the reply, once." in output
@@ -106,15 +121,16 @@ def test_booking_reply_retried_reworded_is_recorded_once() -> None:
     assert printed(output, "  Authorization: Bearer ").startswith("chr_agent_")
 
 
-def test_agents_on_every_framework_share_the_one_session_and_every_actum_is_attested() -> None:
+def test_agents_on_every_framework_share_the_one_session_and_every_actum_is_attested(
+    demo: Demo,
+) -> None:
     """make demo runs an agent on the OpenAI Agents SDK, PydanticAI, LangGraph and Google ADK in
     dinner-friday itself, each reading its own window with its own credential."""
     from example_project.dinner.frameworks import TURNS
     from example_project.dinner.scenario import BIRTHDAY, BOOKING_CAKE, CAKE_ANSWER, REMINDER
 
-    output = run_demo()
+    output, acta = demo.output, demo.acta
 
-    acta = services.get_acta(demo_owner(), "dinner-friday")
     assert len(acta) == 17
     assert all(a.recorded_by is not None for a in acta)
     assert "not attested" not in output
@@ -292,8 +308,10 @@ def test_on_postgresql_the_demo_creates_a_database_of_its_own() -> None:
     assert "dinner-friday-2 holds 8 acta" in again
 
 
-def test_the_printed_agent_command_runs_in_a_fresh_shell_without_celery(tmp_path: Path) -> None:
-    output = run_demo()
+def test_the_printed_agent_command_runs_in_a_fresh_shell_without_celery(
+    demo: Demo, tmp_path: Path
+) -> None:
+    output = demo.output
     # The person's token's command and the booking agent's credential's: the same agent.
     command, *_ = [
         line.strip() for line in output.splitlines() if "example_project.dinner.http_agent" in line
