@@ -5,6 +5,7 @@ import socket
 import sqlite3
 import threading
 import time
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -145,3 +146,47 @@ def held_write_lock():
     assert holding.wait(10)
     yield done
     thread.join()
+
+
+# -- where a leg's processor time goes ---------------------------------------------------
+# CHRONICA_CPU_REPORT=N: the N tests that took the most processor time, theirs and their
+# child processes' (servers, commands, workers they started and waited for). Wall time
+# (--durations) hides it: most of a leg's processor goes to the Pythons it starts.
+
+_cpu: dict[str, float] = {}
+
+
+def _processor_seconds() -> float:
+    import resource
+
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):
+    if not os.environ.get("CHRONICA_CPU_REPORT"):
+        return (yield)
+    began = _processor_seconds()
+    try:
+        return (yield)
+    finally:
+        _cpu[item.nodeid] = _processor_seconds() - began
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    count = int(os.environ.get("CHRONICA_CPU_REPORT") or 0)
+    if not count or not _cpu:
+        return
+    terminalreporter.section(f"processor time: {sum(_cpu.values()):.0f} s in all, the top {count}")
+    by_file: dict[str, float] = {}
+    for nodeid, seconds in _cpu.items():
+        by_file[nodeid.split("::")[0]] = by_file.get(nodeid.split("::")[0], 0.0) + seconds
+    for nodeid, seconds in sorted(_cpu.items(), key=lambda kv: -kv[1])[:count]:
+        terminalreporter.write_line(f"{seconds:7.1f}s  {nodeid}")
+    terminalreporter.write_line("by file:")
+    for path, seconds in sorted(by_file.items(), key=lambda kv: -kv[1])[:count]:
+        terminalreporter.write_line(f"{seconds:7.1f}s  {path}")
