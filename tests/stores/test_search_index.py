@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib
+import json
 
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from chronica import services
+from chronica import ActorKind, Actum, ActumKind, services
 from chronica.stores.db import search
+from chronica.validation import DEFAULT_MAX_ACTUM_BYTES
 
 from .. import scenario
 from ..scenario import CHRONICUM, OWNER
+from ..texts import densest, distinct_words
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -75,6 +78,49 @@ def test_a_seed_only_writers_rows_are_found():
         )
     (hit,) = services.search_acta(OWNER, "kayu manis")
     assert (hit.actum.chronicum_id, hit.actum.id) == ("go-session", "go-1")
+
+
+def seed_only_write(actum_id: str, content: str) -> None:
+    now = dt.datetime.now(dt.UTC)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO chronica (id, owner_id, started_at, last_activity_at)"
+            " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            ["go-session", OWNER, now, now],
+        )
+        cursor.execute(
+            "INSERT INTO acta (id, chronicum_id, kind, actor_kind, actor, content, at)"
+            " VALUES (%s, 'go-session', 'tool_response', 'agent', 'go-fetch', %s, %s)",
+            [actum_id, content, now],
+        )
+
+
+def test_a_seed_only_writers_long_row_of_distinct_words_is_written_and_found():
+    """As the Go library writes a tool's result: 4 MB of distinct words, the index does
+    not refuse it."""
+    seed_only_write("go-long", "Kayu Manis, the page: " + distinct_words(DEFAULT_MAX_ACTUM_BYTES))
+    (hit,) = services.search_acta(OWNER, "kayu manis")
+    assert hit.actum.id == "go-long"
+
+
+@pytest.mark.parametrize("data_chars", [40_000, DEFAULT_MAX_ACTUM_BYTES // 8])
+def test_the_densest_text_we_could_build_is_recorded(data_chars):
+    """Content and a string of data of the densest text for PostgreSQL's tsvector, as
+    much of it as MAX_ACTUM_BYTES allows, data's JSON short and long."""
+    data = {"page": "Kayu Manis " + densest(data_chars, 0x21000)}
+    room = DEFAULT_MAX_ACTUM_BYTES - len(json.dumps(data, ensure_ascii=False).encode()) - 100
+    content = "Rumah Teduh " + densest(room * 4 // 13)  # 3.25 bytes a character
+    actum = Actum(
+        chronicum_id="dense",
+        kind=ActumKind.TOOL_RESPONSE,
+        actor_kind=ActorKind.AGENT,
+        actor="fetch",
+        content=content,
+        data=data,
+    )
+    services.record_acta(OWNER, [actum])
+    assert [h.actum.content for h in services.search_acta(OWNER, "teduh")] == [content]
+    assert [h.actum.data for h in services.search_acta(OWNER, "kayu manis")] == [data]
 
 
 def test_the_migration_indexes_the_rows_already_there():
