@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from chronica import ActorKind, Actum, ActumKind, InvalidQuery, NotPermitted, SearchHit
-from chronica.search import HIGHLIGHT
+from chronica.search import HIGHLIGHT, SEARCHED_CHARACTERS
 from chronica.services import AgentIdentity, Chronicarius, OwnerIdentity
 from chronica.validation import DEFAULT_MAX_ACTUM_BYTES
 
@@ -180,6 +180,19 @@ class TestLongActa:
         chronicarius.record_acta("ardian", [self.tool_result({"rows": rows})])
         (hit,) = chronicarius.search_acta("ardian", "kemang villas")
         assert hit.actum.data["rows"] == rows
+
+    def test_the_first_characters_are_read_the_same_on_every_store(self, chronicarius):
+        """SEARCHED_CHARACTERS of content, and of data's strings: a word shortly before
+        the bound is found, one after it is not, wherever it is stored."""
+        n = SEARCHED_CHARACTERS
+        text = f"Kemang {distinct_words(n - 200)} Ubud {distinct_words(1000)} Seminyak"
+        chronicarius.record_acta(
+            "ardian",
+            [say("long", text, actor="fetch"), self.tool_result({"page": text, "status": 200})],
+        )
+        for words in ("kemang", "ubud"):
+            assert len(chronicarius.search_acta("ardian", words)) == 2
+        assert chronicarius.search_acta("ardian", "seminyak") == []
 
 
 class TestQueriesAreNeverSyntax:
