@@ -8,11 +8,13 @@ import asyncio
 import pytest
 
 from chronica import ActorKind, Actum, ActumKind, InvalidQuery, NotPermitted, SearchHit
-from chronica.search import HIGHLIGHT
+from chronica.search import HIGHLIGHT, SEARCHED_CHARACTERS
 from chronica.services import AgentIdentity, Chronicarius, OwnerIdentity
+from chronica.validation import DEFAULT_MAX_ACTUM_BYTES
 
 from .. import scenario
 from ..teststores import PlainStore
+from ..texts import distinct_words
 
 M, H, A = ActumKind.MESSAGE, ActorKind.HUMAN, ActorKind.AGENT
 
@@ -145,6 +147,52 @@ class TestWhatIsFound:
     def test_asyncio_twin(self, sessions):
         hits = asyncio.run(sessions.asearch_acta("ardian", "ubud"))
         assert hits == sessions.search_acta("ardian", "ubud")
+
+
+class TestLongActa:
+    """An actum as long as ``MAX_ACTUM_BYTES`` allows, of distinct words (a page a tool
+    fetched, hashes, base64), is recorded on every store and database and found by a
+    word near its start: in its content, in a string of its data, among the many
+    strings of its data."""
+
+    FILL = DEFAULT_MAX_ACTUM_BYTES - 1000
+
+    def tool_result(self, data) -> Actum:
+        return say("long", "", actor="fetch", kind=ActumKind.TOOL_RESPONSE, data=data)
+
+    def test_in_content(self, chronicarius):
+        content = "Kemang villas, the page:\n" + distinct_words(self.FILL)
+        chronicarius.record_acta("ardian", [say("long", content, actor="fetch")])
+        assert contents(chronicarius.search_acta("ardian", "kemang villas")) == [content]
+
+    def test_in_a_string_of_data(self, chronicarius):
+        # escapes (\n, \", \\) before the words, in data's JSON
+        page = 'Kemang villas, the page:\n"quoted"\\path\nubud ' + distinct_words(self.FILL)
+        chronicarius.record_acta("ardian", [self.tool_result({"page": page, "status": 200})])
+        (hit,) = chronicarius.search_acta("ardian", "kemang villas")
+        assert hit.actum.data["page"] == page
+        for words in ("ubud", '"quoted path"'):
+            assert [h.actum for h in chronicarius.search_acta("ardian", words)] == [hit.actum]
+
+    def test_among_the_many_strings_of_data(self, chronicarius):
+        # 582,000 strings, 4.2 MB of JSON
+        rows = ["Kemang villas", *distinct_words(3_000_000).split()]
+        chronicarius.record_acta("ardian", [self.tool_result({"rows": rows})])
+        (hit,) = chronicarius.search_acta("ardian", "kemang villas")
+        assert hit.actum.data["rows"] == rows
+
+    def test_the_first_characters_are_read_the_same_on_every_store(self, chronicarius):
+        """SEARCHED_CHARACTERS of content, and of data's strings: a word shortly before
+        the bound is found, one after it is not, wherever it is stored."""
+        n = SEARCHED_CHARACTERS
+        text = f"Kemang {distinct_words(n - 200)} Ubud {distinct_words(1000)} Seminyak"
+        chronicarius.record_acta(
+            "ardian",
+            [say("long", text, actor="fetch"), self.tool_result({"page": text, "status": 200})],
+        )
+        for words in ("kemang", "ubud"):
+            assert len(chronicarius.search_acta("ardian", words)) == 2
+        assert chronicarius.search_acta("ardian", "seminyak") == []
 
 
 class TestQueriesAreNeverSyntax:

@@ -4,14 +4,18 @@ The database, not Python, keeps the index, so that every writer's rows are in it
 Go library's seed-only writers, raw SQL) and a row updated or deleted by anyone is
 found by what it holds now, or not at all:
 
-* PostgreSQL: an expression index (GIN) on ``VECTOR``, the ``tsvector`` of an actum's
+* PostgreSQL: an expression index (GIN) on ``vector()``, the ``tsvector`` of an actum's
   content and of the strings inside its ``data`` in ``CHRONICA["SEARCH_CONFIG"]``; a
   search compares the very same expression, so the planner can use the index.
 * SQLite: the FTS5 table ``acta_search`` (rowid = the actum's ``seq``), kept by
   triggers on ``acta`` for every INSERT, UPDATE of ``content`` or ``data``, and DELETE.
 
-Migration ``0012_search`` builds both from the templates frozen in it; a test holds
-them equal to these.
+Both read the first ``SEARCHED_CHARACTERS`` of content and of data's strings: a
+``tsvector`` holds at most 1 MB, and an actum that overflowed it could not be written.
+
+Migration ``0012_search`` built both, ``0014_search_bounded`` built them again on the
+first characters only, from the templates frozen in it; a test holds them equal to
+these.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...search import HIGHLIGHT, SearchQuery
+from ...search import HIGHLIGHT, SEARCHED_CHARACTERS, SearchQuery
 from ...values import ActaQuery, SearchHit
 from . import sql
 from .rows import acta_of
@@ -49,14 +53,36 @@ FTS5_TABLE = INDEX_NAME
 # -- PostgreSQL ------------------------------------------------------------------------
 
 
+# The strings inside a jsonb, in jsonb's order, as a JSON array.
+_STRINGS = "jsonb_path_query_array({data}, 'strict $.** ? (@.type() == \"string\")')"
+# A JSON escape of its text (\n, \", \\, \u0001) made a space: left in, "\nkemang" is
+# the word "nkemang" to the parser. (An E-string: the same whatever
+# standard_conforming_strings says.)
+_ESCAPE = r"E'\\\\(u[0-9A-Fa-f]{4}|.)'"
+
+
 def vector(config: str, table: str = "") -> str:
     """The ``tsvector`` an actum is indexed and searched by (``config``: a checked name,
     ``CHRONICA["SEARCH_CONFIG"]``). Character for character the expression of the index:
-    a search that spells it otherwise cannot use it."""
+    a search that spells it otherwise cannot use it.
+
+    The first ``SEARCHED_CHARACTERS`` of content, and of the strings inside data. A
+    jsonb cannot be cut, and an index expression can neither call a set-returning
+    function nor hold a subquery, so data is read one of two ways: whole, by
+    ``jsonb_to_tsvector``, when its JSON is that short (its strings are then shorter
+    still: every actum but a long tool result, indexed exactly as before the bound), or
+    else as the text of the array of its strings (``jsonb_path_query_array``, immutable),
+    cut, its JSON escapes made spaces."""
+    n = SEARCHED_CHARACTERS
+    data = f"{table}data"
+    strings = _STRINGS.format(data=data)
     return (
-        f"(to_tsvector('{config}'::regconfig, {table}content)"
-        f" || jsonb_to_tsvector('{config}'::regconfig, COALESCE({table}data, 'null'::jsonb),"
-        " '[\"string\"]'::jsonb))"
+        f"(to_tsvector('{config}'::regconfig, left({table}content, {n}))"
+        f" || CASE WHEN length({data}::text) > {n}"
+        f" THEN to_tsvector('{config}'::regconfig,"
+        f" regexp_replace(left({strings}::text, {n}), {_ESCAPE}, ' ', 'g'))"
+        f" ELSE jsonb_to_tsvector('{config}'::regconfig, COALESCE({data}, 'null'::jsonb),"
+        " '[\"string\"]'::jsonb) END)"
     )
 
 
@@ -66,11 +92,15 @@ def tsquery(config: str) -> str:
 
 
 def document(table: str) -> str:
-    # The text a snippet is cut from: content, then the strings inside data.
+    # The text a snippet is cut from: what search reads of content, then of the strings
+    # inside data (SQLite's snippet() is cut from its index's text, as long). The
+    # strings come from one array (jsonb_path_query, a row each, takes time growing
+    # with their number squared: 28 s for 580,000).
+    n = SEARCHED_CHARACTERS
+    strings = _STRINGS.format(data=f"{table}data")
     return (
-        f"concat_ws(' ', {table}content, (SELECT string_agg(s #>> '{{}}', ' ')"
-        f" FROM jsonb_path_query({table}data, 'strict $.**') s"
-        " WHERE jsonb_typeof(s) = 'string'))"
+        f"concat_ws(' ', left({table}content, {n}), left((SELECT string_agg(s, ' ')"
+        f" FROM jsonb_array_elements_text({strings}) s), {n}))"
     )
 
 
@@ -113,12 +143,15 @@ def build_index(config: str) -> list[str]:
 
 
 def FTS5_TEXT(row: str) -> str:
-    """What the FTS5 table holds of the actum ``row`` (``new``, ``a``): its content and the
-    strings inside its data (SQLite stores ``data`` as JSON text; Django's JSONField
-    checks that it is valid)."""
+    """What the FTS5 table holds of the actum ``row`` (``new``, ``a``): the first
+    ``SEARCHED_CHARACTERS`` of its content and of the strings inside its data (SQLite
+    stores ``data`` as JSON text; Django's JSONField checks that it is valid). FTS5 has
+    no limit of its own: the bound is PostgreSQL's, kept here so that both databases
+    find the same acta, and a write's indexing costs as little."""
+    n = SEARCHED_CHARACTERS
     return (
-        f"{row}.content || ' ' || COALESCE((SELECT group_concat(value, ' ')"
-        f" FROM json_tree({row}.data) WHERE type = 'text'), '')"
+        f"substr({row}.content, 1, {n}) || ' ' || substr(COALESCE((SELECT group_concat(value, ' ')"
+        f" FROM json_tree({row}.data) WHERE type = 'text'), ''), 1, {n})"
     )
 
 
