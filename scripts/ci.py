@@ -7,7 +7,8 @@ spent waiting on servers, subprocesses and sleeps, not on a core).
 - ``checks``: ruff, ruff format, mypy, makemigrations --check, the docs site (--strict);
 - ``sqlite``, ``postgres``: the suite on Python 3.11 + Django 5.2 (the venv);
 - ``newest-sqlite``, ``newest-postgres``: the suite on Python 3.13 + Django 6.1 (nox),
-  the PostgreSQL once-per-build tests in a leg of their own (``newest-postgres-once``).
+  the once-per-build tests in a leg of their own on each (``newest-sqlite-once``,
+  ``newest-postgres-once``).
 
 The once-per-build tests (``@pytest.mark.once``: the OpenAI Agents SDK's own suite, the
 wheel installed into a new project, the browser, the 2,000-round HTTP race, PgBouncer,
@@ -59,6 +60,8 @@ def suite(db: str, leg: str, redis: int, once: bool) -> dict[str, str]:
         "CHRONICA_TEST_PG_DBNAME": f"test_chronica_{leg.replace('-', '_')}",
         "CHRONICA_TEST_SQLITE": str(ROOT / ".test-db" / f"{leg}.sqlite3"),
         "CHRONICA_TEST_REDIS_URL": f"redis://127.0.0.1:6379/{redis}",
+        # Each log ends with the tests that took the most processor time (tests/conftest.py).
+        "CHRONICA_CPU_REPORT": "15",
     }
     if not once:
         env["CHRONICA_ONCE"] = "elsewhere"
@@ -99,11 +102,17 @@ def legs(newest: bool) -> list[Leg]:
         found += [
             Leg(
                 "newest-sqlite",
-                [[*nox, "--", "sqlite", slowest]],
+                [[*nox, "--", "sqlite", "-m", "not once", slowest]],
                 suite("sqlite", "newest-sqlite", 13, True),
             ),
-            # The once-per-build tests on PostgreSQL (the HTTP races, PgBouncer, the
-            # clusters, the SDK's suite) take minutes of waiting: a leg of their own.
+            # The once-per-build tests (LangGraph's and the SDK's own suites, the HTTP
+            # races, PgBouncer, the clusters, the browser) take minutes of waiting: a leg
+            # of their own on each database.
+            Leg(
+                "newest-sqlite-once",
+                [[*nox, "--", "sqlite", "-m", "once", slowest]],
+                suite("sqlite", "newest-sqlite-once", 10, True),
+            ),
             Leg(
                 "newest-postgres",
                 [[*nox, "--", "postgres", "-m", "not once", slowest]],
@@ -154,8 +163,14 @@ def main(names: list[str]) -> int:
             "make test: SKIPPED the PostgreSQL legs (CHRONICA_SKIP_POSTGRES=1 was set on purpose)"
         )
         chosen = [leg for leg in chosen if not leg.name.endswith("postgres")]
+    # The venv's legs start at once; the newest pair's start once its nox venv is in.
+    for leg in chosen:
+        if not leg.name.startswith("newest-"):
+            leg.log.write_bytes(b"")
+            leg.started = time.monotonic()
+            start(leg, env)
     if any(leg.name.startswith("newest-") for leg in chosen):
-        # Both legs run in one nox venv: install it once, before they start.
+        # Its legs run in one nox venv: install it once, before they start.
         print("make test: the newest pair's venv (nox --install-only)", flush=True)
         installed = subprocess.run(
             [str(BIN / "nox"), "--install-only", "-s", "tests"],
@@ -168,9 +183,10 @@ def main(names: list[str]) -> int:
             print((LOGS / "newest-install.log").read_text(errors="replace")[-6000:])
             return installed.returncode
     for leg in chosen:
-        leg.log.write_bytes(b"")
-        leg.started = time.monotonic()
-        start(leg, env)
+        if leg.name.startswith("newest-"):
+            leg.log.write_bytes(b"")
+            leg.started = time.monotonic()
+            start(leg, env)
     print(f"make test: {', '.join(leg.name for leg in chosen)} at once; logs in .ci-logs/")
     report = time.monotonic()
     while any(leg.code is None for leg in chosen):
