@@ -13,13 +13,15 @@ deleted) and the memory of savers in other processes until their thread changes.
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chronica import Actum
 
-from .lists import MessageLists
 from .models import LangGraphMessage
 from .rows import Rows
+
+if TYPE_CHECKING:  # not at app loading: it imports langchain_core
+    from .lists import MessageLists
 
 __all__ = ["emptied", "forget_redacted", "track"]
 
