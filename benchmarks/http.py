@@ -45,7 +45,10 @@ WINDOW_ID = "bench-http-1k"
 WRITES = {"chronica": "bench-http-write-chronica", "floor": "bench-http-write-floor"}
 SIZE = 1_000
 
-_COLUMNS = "id, chronicum_id, kind, actor_kind, actor, content, at, call_id, data, recorded_by"
+_COLUMNS = (
+    "id, chronicum_id, kind, actor_kind, actor, content, at, call_id, data, recorded_by,"
+    " compacts, redacted_at, redacted_reason"
+)
 _NAMES = [c.strip() for c in _COLUMNS.split(",")]
 
 
@@ -93,6 +96,9 @@ class FloorActa(APIView):
         for actum in acta:
             if actum["data"] is not None and isinstance(actum["data"], str):
                 actum["data"] = json.loads(actum["data"])
+            # The wire's "redacted": null, or when and why (as chronica answers it).
+            at, reason = actum.pop("redacted_at"), actum.pop("redacted_reason")
+            actum["redacted"] = None if at is None else {"at": at, "reason": reason}
         return Response(acta)
 
     def post(self, request: Request, chronicum_id: str) -> Response:
