@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .sdists import sdist
+from tests.sdists import sdist
 
 REPO = Path(__file__).resolve().parents[3]
 PLUGIN_DIR = Path(__file__).resolve().parent / "graph_plugin"

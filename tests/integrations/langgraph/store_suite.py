@@ -12,7 +12,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from .sdists import sdist
+from tests.sdists import sdist
 
 VERSION = "3.1.2"
 # What these tests take besides a store: the semantic index, SQLite connections.

@@ -22,11 +22,11 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from tests.sdists import sdist
 
 REPO = Path(__file__).resolve().parents[3]
 PLUGIN_DIR = Path(__file__).resolve().parent / "sdk_plugin"
@@ -46,39 +46,7 @@ def selection() -> ModuleType:
 
 def sdk_source() -> Path:
     """The unpacked source distribution of the pinned SDK release, downloaded once."""
-    version = selection().SDK_VERSION
-    cache = Path(sys.prefix) / "openai-agents-sdist"
-    source = cache / f"openai_agents-{version}"
-    if (source / "tests" / "conftest.py").is_file():
-        return source
-    cache.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=cache) as download:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                # The SDK as its sdist (it carries the tests); its build backend
-                # (hatchling and what that needs) as wheels: built from source too,
-                # they drag in setuptools-scm, which warns under PYTHONWARNINGS=error.
-                "--no-binary",
-                "openai-agents",
-                "--dest",
-                download,
-                f"openai-agents=={version}",
-            ],
-            check=True,
-            env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
-        )
-        (archive,) = Path(download).glob("openai_agents-*.tar.gz")
-        with tarfile.open(archive) as tar:
-            tar.extractall(download, filter="data")
-        # One rename, so that an interrupted download never looks like a finished one.
-        (Path(download) / source.name).rename(source)
-    return source
+    return sdist("openai-agents", selection().SDK_VERSION, "tests/conftest.py")
 
 
 def environment(report: Path | None = None) -> dict[str, str]:

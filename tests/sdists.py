@@ -1,5 +1,5 @@
 """A pinned release's source distribution, downloaded once per virtualenv (``pip download``)
-and unpacked there, for the LangGraph tests it ships."""
+and unpacked there, for the tests it ships (LangGraph's, the OpenAI Agents SDK's)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,9 @@ def sdist(package: str, version: str, marker: str) -> Path:
                     "download",
                     "--quiet",
                     "--no-deps",
+                    # The package as its sdist (it carries the tests); its build backend
+                    # as wheels: built from source too, they drag in setuptools-scm,
+                    # which warns under PYTHONWARNINGS=error.
                     "--no-binary",
                     package,
                     "--dest",
