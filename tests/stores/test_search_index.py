@@ -64,26 +64,8 @@ def test_a_delete_by_raw_sql_leaves_nothing():
     assert found("RT-4821") == []
 
 
-def test_a_seed_only_writers_rows_are_found():
-    """The Go library's writers know only the seed's columns: their rows are indexed."""
-    now = dt.datetime.now(dt.UTC)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO chronica (id, owner_id, started_at, last_activity_at)"
-            " VALUES (%s, %s, %s, %s)",
-            ["go-session", OWNER, now, now],
-        )
-        cursor.execute(
-            "INSERT INTO acta (id, chronicum_id, kind, actor_kind, actor, content, at)"
-            " VALUES ('go-1', 'go-session', 'message', 'agent', 'go-agent',"
-            " 'Written from Go: the table at Kayu Manis.', %s)",
-            [now],
-        )
-    (hit,) = services.search_acta(OWNER, "kayu manis")
-    assert (hit.actum.chronicum_id, hit.actum.id) == ("go-session", "go-1")
-
-
 def seed_only_write(actum_id: str, content: str) -> None:
+    """An actum written as the Go library writes: the seed's columns only."""
     now = dt.datetime.now(dt.UTC)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -96,6 +78,13 @@ def seed_only_write(actum_id: str, content: str) -> None:
             " VALUES (%s, 'go-session', 'tool_response', 'agent', 'go-fetch', %s, %s)",
             [actum_id, content, now],
         )
+
+
+def test_a_seed_only_writers_rows_are_found():
+    """The Go library's writers know only the seed's columns: their rows are indexed."""
+    seed_only_write("go-1", "Written from Go: the table at Kayu Manis.")
+    (hit,) = services.search_acta(OWNER, "kayu manis")
+    assert (hit.actum.chronicum_id, hit.actum.id) == ("go-session", "go-1")
 
 
 def test_a_seed_only_writers_long_row_of_distinct_words_is_written_and_found():
