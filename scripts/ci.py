@@ -128,6 +128,10 @@ def legs(newest: bool) -> list[Leg]:
 
 
 def start(leg: Leg, env: dict[str, str]) -> None:
+    """The leg's next command (its first: a new log, and its clock starts)."""
+    if leg.step == 0:
+        leg.log.write_bytes(b"")
+        leg.started = time.monotonic()
     command = leg.commands[leg.step]
     with leg.log.open("ab") as log:
         log.write(f"\n$ {' '.join(command)}\n".encode())
@@ -164,12 +168,11 @@ def main(names: list[str]) -> int:
         )
         chosen = [leg for leg in chosen if not leg.name.endswith("postgres")]
     # The venv's legs start at once; the newest pair's start once its nox venv is in.
+    later = [leg for leg in chosen if leg.name.startswith("newest-")]
     for leg in chosen:
-        if not leg.name.startswith("newest-"):
-            leg.log.write_bytes(b"")
-            leg.started = time.monotonic()
+        if leg not in later:
             start(leg, env)
-    if any(leg.name.startswith("newest-") for leg in chosen):
+    if later:
         # Its legs run in one nox venv: install it once, before they start.
         print("make test: the newest pair's venv (nox --install-only)", flush=True)
         installed = subprocess.run(
@@ -181,12 +184,13 @@ def main(names: list[str]) -> int:
         )
         if installed.returncode != 0:
             print((LOGS / "newest-install.log").read_text(errors="replace")[-6000:])
+            for leg in chosen:  # the venv's legs, already running
+                if leg.process is not None:
+                    leg.process.kill()
+                    leg.process.wait()
             return installed.returncode
-    for leg in chosen:
-        if leg.name.startswith("newest-"):
-            leg.log.write_bytes(b"")
-            leg.started = time.monotonic()
-            start(leg, env)
+    for leg in later:
+        start(leg, env)
     print(f"make test: {', '.join(leg.name for leg in chosen)} at once; logs in .ci-logs/")
     report = time.monotonic()
     while any(leg.code is None for leg in chosen):
