@@ -166,7 +166,7 @@ def main(names: list[str]) -> int:
         print(
             "make test: SKIPPED the PostgreSQL legs (CHRONICA_SKIP_POSTGRES=1 was set on purpose)"
         )
-        chosen = [leg for leg in chosen if not leg.name.endswith("postgres")]
+        chosen = [leg for leg in chosen if "postgres" not in leg.name.split("-")]
     # The venv's legs start at once; the newest pair's start once its nox venv is in.
     later = [leg for leg in chosen if leg.name.startswith("newest-")]
     for leg in chosen:
