@@ -7,9 +7,13 @@ connection (the owner checked in it) and answers with DRF's ``Response``.
 - window: the newest 20 acta of a chronicum of 1,000 (the columns the API answers),
   oldest first, as a list of dicts; chronica: its window route, serializer, byte
   budget and renderer.
-- write: one ``INSERT ... SELECT`` from the owner's chronicum row (``Response(status=201)``,
-  no body); chronica: validation, the token count, its write (lock, insert, bump; the
-  chronicum created if missing) and the recorded actum as the answer.
+- write: the same work as chronica's, with the guarantees of the library floor
+  (``benchmarks/floor.py``): the owner's chronicum row locked and bumped to the write's
+  moment before the actum draws its ``seq``, then the actum inserted, and the stored actum
+  as the answer (201, its fields as chronica's wire has them). On PostgreSQL one
+  statement (``WITH c AS (UPDATE ... RETURNING) INSERT ... RETURNING``); on SQLite, which
+  has no data-modifying CTE, the UPDATE and the INSERT in one transaction. chronica adds
+  validation, the token count and the chronicum created if missing.
 
 Both sides are signed in with ``APIClient.force_authenticate`` (a user whose ``pk`` is
 the owner, no database), so the statements counted are the path's own; the project's
@@ -26,7 +30,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
-from django.db import connection
+from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.permissions import IsAuthenticated
@@ -67,14 +71,31 @@ def _window_sql() -> str:
     )
 
 
+_RETURNED = "id, chronicum_id, kind, actor_kind, actor, content, at, call_id, data, recorded_by"
+_INSERTED = (
+    "INSERT INTO acta (id, chronicum_id, kind, actor_kind, actor, content, at, call_id,"
+    " data, tokens, idempotency_key, recorded_by)"
+)
+
+
 def _write_sql() -> str:
-    now = "clock_timestamp()" if connection.vendor == "postgresql" else "%s"
+    """PostgreSQL: the lock and bump of the owner's row, then the insert, one statement."""
     return (
-        "INSERT INTO acta (id, chronicum_id, kind, actor_kind, actor, content, at, call_id,"
-        " data, tokens, idempotency_key, recorded_by)"
-        f" SELECT %s, id, %s, %s, %s, %s, {now}, '', NULL, %s, NULL, 'owner'"
-        " FROM chronica WHERE id = %s AND owner_id = %s"
+        "WITH c AS (UPDATE chronica SET last_activity_at = clock_timestamp()"
+        " WHERE id = %s AND owner_id = %s RETURNING id, last_activity_at) "
+        + _INSERTED
+        + " SELECT %s, c.id, %s, %s, %s, %s, c.last_activity_at, '', NULL, %s, NULL, 'owner'"
+        f" FROM c RETURNING {_RETURNED}"
     )
+
+
+# SQLite: the same two steps in one transaction (its write lock is the database's).
+_BUMP_SQL = "UPDATE chronica SET last_activity_at = %s WHERE id = %s AND owner_id = %s"
+_INSERT_SQL = (
+    _INSERTED
+    + " VALUES (%s, %s, %s, %s, %s, %s, %s, '', NULL, %s, NULL, 'owner')"
+    + f" RETURNING {_RETURNED}"
+)
 
 
 class FloorActa(APIView):
@@ -105,21 +126,25 @@ class FloorActa(APIView):
         body = cast(dict[str, Any], request.data)
         content = str(body["content"])
         tokens = 4 + (2 * len(content.encode()) + 6) // 7  # the default counter's formula
-        params: list[Any] = [
-            secrets.token_hex(16),
-            body["kind"],
-            body["actor_kind"],
-            body["actor"],
-            content,
-        ]
-        if connection.vendor != "postgresql":
-            params.append(dt.datetime.now(dt.UTC))
-        params += [tokens, chronicum_id, str(request.user.pk)]
-        with connection.cursor() as cursor:
-            cursor.execute(_write_sql(), params)
-            if cursor.rowcount != 1:
-                return Response({"detail": "Not found."}, status=404)
-        return Response(status=201)
+        actum = [secrets.token_hex(16), body["kind"], body["actor_kind"], body["actor"], content]
+        owner = str(request.user.pk)
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(_write_sql(), [chronicum_id, owner, *actum, tokens])
+                row = cursor.fetchone()
+        else:
+            now = dt.datetime.now(dt.UTC)
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(_BUMP_SQL, [now, chronicum_id, owner])
+                row = None
+                if cursor.rowcount == 1:
+                    cursor.execute(_INSERT_SQL, [actum[0], chronicum_id, *actum[1:], now, tokens])
+                    row = cursor.fetchone()
+        if row is None:
+            return Response({"detail": "Not found."}, status=404)
+        stored = dict(zip(_RETURNED.split(", "), row, strict=True))
+        stored.update(redacted=None, compacts="")
+        return Response(stored, status=201)
 
 
 class BenchUser:
