@@ -23,7 +23,7 @@ from ...interfaces import Create, FollowPage, Subscription, WindowPage
 from ...search import SearchQuery
 from ...validation.jsondata import dumps_data
 from ...values import ActaQuery, Actum, Chronicum, Recorded, SearchHit
-from . import compaction_sql, sql
+from . import compaction_sql, sql, state_sql
 from .rows import acta_of, stamped
 from .sql import filters, row_limit
 
@@ -63,7 +63,7 @@ class BaseDialect:
 
     def __init__(self) -> None:
         self.sql: dict[tuple[str, bool], str] = {}
-        for module in (sql, compaction_sql):
+        for module in (sql, compaction_sql, state_sql):
             for name in dir(module):
                 template = getattr(module, name)
                 if name.isupper() and isinstance(template, str) and "{" in template:

@@ -36,34 +36,6 @@ from .rows import utc
 
 __all__ = ["list_namespace", "read_state", "write"]
 
-# The chronicum's lock (a write: on SQLite it takes the database's write lock) and its
-# state, in one statement.
-_LOCK = """
-UPDATE {chronica} SET owner_id = owner_id WHERE id = %(chronicum_id)s AND owner_id = %(owner_id)s
-    AND {credential_ok}
-RETURNING namespace, state
-"""
-
-# What get_state reads of a chronicum and the two shared documents: one row (NULLs for
-# what is not there).
-_READ = """
-SELECT c.started_at AS s_started_at, c.last_activity_at AS s_last_activity_at,
-    c.namespace AS s_namespace, c.state AS s_state,
-    (SELECT value FROM {states} WHERE namespace = %(namespace)s AND owner_id = %(owner_id)s)
-        AS s_mine,
-    (SELECT value FROM {states} WHERE namespace = %(namespace)s AND owner_id = '') AS s_shared
-FROM (SELECT 1 AS one) AS one
-LEFT JOIN {chronica} c ON c.id = %(chronicum_id)s AND c.owner_id = %(owner_id)s
-"""
-
-# A namespace's chronica with their state, oldest activity first, then its shared
-# documents.
-_LISTING = """
-SELECT id, owner_id, started_at, last_activity_at, state FROM {chronica}
-WHERE namespace = %(namespace)s{owner} ORDER BY last_activity_at, owner_id, id
-"""
-_SHARED = "SELECT owner_id, value FROM {states} WHERE namespace = %(namespace)s{owner}"
-
 
 def write(
     dialect: BaseDialect,
@@ -173,7 +145,7 @@ def _lock(
         "now": dialect.time(connection, dt.datetime.now(dt.UTC)),
     }
     with connection.cursor() as cursor:
-        cursor.execute(dialect.render(_LOCK), params)
+        cursor.execute(dialect.statement("STATE_LOCK"), params)
         row = cursor.fetchone()
     if row is None:
         return None
@@ -217,7 +189,7 @@ def read_state(
         "owner_id": owner_id,
         "chronicum_id": chronicum_id or "",
     }
-    text = dialect.render(_READ)
+    text = dialect.statement("STATE_READ")
     page = None
     if chronicum_id is not None and query is not None:
         (window, window_params), page = dialect.window(owner_id, chronicum_id, query)
@@ -245,17 +217,12 @@ def list_namespace(
     mine = owner_id is not None
     params = {"namespace": namespace, "owner_id": owner_id}
     with connection.cursor() as cursor:
-        cursor.execute(
-            dialect.render(_LISTING, owner=" AND owner_id = %(owner_id)s" if mine else ""), params
-        )
+        cursor.execute(dialect.statement("STATE_LISTING_MINE" if mine else "STATE_LISTING"), params)
         listed = [
             (Chronicum(cid, owner, utc(started_at), utc(last_activity_at)), _json(state) or {})
             for cid, owner, started_at, last_activity_at, state in cursor.fetchall()
         ]
-        cursor.execute(
-            dialect.render(_SHARED, owner=" AND owner_id IN (%(owner_id)s, '')" if mine else ""),
-            params,
-        )
+        cursor.execute(dialect.statement("STATE_SHARED_MINE" if mine else "STATE_SHARED"), params)
         shared: dict[str, Any] = {subject: _json(value) for subject, value in cursor.fetchall()}
     namespace_state = shared.pop("", {})
     return NamespaceListing(listed, shared, namespace_state)

@@ -1,0 +1,36 @@
+"""The SQL of state (``state``), as templates like those of ``sql`` (formatted once per
+dialect by ``base.BaseDialect``)."""
+
+from __future__ import annotations
+
+# The chronicum's lock (a write: on SQLite it takes the database's write lock) and its
+# state, in one statement.
+STATE_LOCK = """
+UPDATE {chronica} SET owner_id = owner_id WHERE id = %(chronicum_id)s AND owner_id = %(owner_id)s
+    AND {credential_ok}
+RETURNING namespace, state
+"""
+
+# What get_state reads of a chronicum and the two shared documents: one row (NULLs for
+# what is not there).
+STATE_READ = """
+SELECT c.started_at AS s_started_at, c.last_activity_at AS s_last_activity_at,
+    c.namespace AS s_namespace, c.state AS s_state,
+    (SELECT value FROM {states} WHERE namespace = %(namespace)s AND owner_id = %(owner_id)s)
+        AS s_mine,
+    (SELECT value FROM {states} WHERE namespace = %(namespace)s AND owner_id = '') AS s_shared
+FROM (SELECT 1 AS one) AS one
+LEFT JOIN {chronica} c ON c.id = %(chronicum_id)s AND c.owner_id = %(owner_id)s
+"""
+
+# A namespace's chronica with their state, oldest activity first (every owner's, or one
+# owner's), then its shared documents (every one, or one owner's and the namespace's).
+_listing = (
+    "SELECT id, owner_id, started_at, last_activity_at, state FROM {{chronica}}"
+    " WHERE namespace = %(namespace)s{owner} ORDER BY last_activity_at, owner_id, id"
+)
+STATE_LISTING = _listing.format(owner="")
+STATE_LISTING_MINE = _listing.format(owner=" AND owner_id = %(owner_id)s")
+_shared = "SELECT owner_id, value FROM {{states}} WHERE namespace = %(namespace)s{owner}"
+STATE_SHARED = _shared.format(owner="")
+STATE_SHARED_MINE = _shared.format(owner=" AND owner_id IN (%(owner_id)s, '')")
