@@ -149,7 +149,8 @@ WINDOW = (
 )
 
 # With a byte budget (and a limit): the plain window (the newest acta, up to the limit
-# + 1), with the running total of their sizes, newest first; of those, the acta that fit
+# + 1), with the running total of their sizes, newest first (in the order of the index
+# that read them: no sort); of those, the acta that fit
 # (the newest always), then the first that does not (w_fits false, its content and data
 # not sent): an older page exists. The sizes are octet lengths (PostgreSQL: of content,
 # read without detoasting it), and the acta that do not fit are never sent whole: the
@@ -158,12 +159,12 @@ WINDOW_WITHIN_BYTES = (
     "SELECT 1 AS w_found, {{w_before}} AS w_before, {fits}, {fitting_columns}, r.w_seq"
     " FROM {chronica} c LEFT JOIN ("
     "SELECT {columns}, w_seq, w_size,"
-    " SUM(w_size) OVER (ORDER BY w_seq DESC ROWS UNBOUNDED PRECEDING) AS w_used,"
-    " COUNT(*) OVER (ORDER BY w_seq DESC ROWS UNBOUNDED PRECEDING) AS w_n FROM ("
-    "SELECT {columns}, seq AS w_seq, {size} AS w_size FROM {acta}"
+    " SUM(w_size) OVER w AS w_used, COUNT(*) OVER w AS w_n FROM ("
+    "SELECT {columns}, chronicum_id AS w_chronicum, seq AS w_seq, {size} AS w_size FROM {acta}"
     " WHERE {chronicum_is}{{filters}}{{before}}"
     " ORDER BY chronicum_id DESC, seq DESC{{limit}}"
-    ") s) r ON r.w_n <= 2 OR r.w_used - r.w_size <= %(max_bytes)s"
+    ") s WINDOW w AS (ORDER BY w_chronicum DESC, w_seq DESC ROWS UNBOUNDED PRECEDING)"
+    ") r ON r.w_n <= 2 OR r.w_used - r.w_size <= %(max_bytes)s"
     + _OF_CHRONICUM
     + " ORDER BY r.w_seq DESC"
 )
