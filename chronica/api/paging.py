@@ -16,6 +16,7 @@ import binascii
 import datetime as dt
 import json
 
+from django.http import QueryDict
 from django.utils.encoding import escape_uri_path
 from rest_framework.request import Request
 
@@ -55,7 +56,12 @@ def position_of(cursor: str, owner: str) -> Chronicum:
 
 def link_to(request: Request, **changes: str) -> str:
     """The absolute URL of this request with ``changes`` made to its query."""
-    query = request.query_params.copy()
+    # QueryDict.copy() deep-copies every value; a new one over the same lists will do,
+    # as setting a name replaces its list of values, never changes it.
+    params = request.query_params
+    query = QueryDict(mutable=True, encoding=params.encoding)
+    for key, values in params.lists():
+        query.setlist(key, values)
     for name, value in changes.items():
         query[name] = value
     return request.build_absolute_uri(f"{escape_uri_path(request.path)}?{query.urlencode()}")

@@ -8,9 +8,10 @@ import json
 
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 from rest_framework.settings import api_settings
 
-from chronica import ActorKind, Actum, ActumKind
+from chronica import ActorKind, Actum, ActumKind, Redaction
 from chronica.api.serializers import ACTUM_FIELDS, ActumSerializer, acta_wire, actum_wire
 from chronica.validation.jsondata import RawJSON
 
@@ -58,6 +59,16 @@ ACTA = [
         at=AT,
         data=RawJSON("[1,2]"),
     ),
+    Actum(
+        chronicum_id="c-1",
+        kind="message",
+        actor_kind="human",
+        actor="ardian",
+        content="",
+        id="a-5",
+        at=AT.replace(microsecond=0),
+        redacted=Redaction(AT + dt.timedelta(days=1), "asked"),
+    ),
 ]
 
 
@@ -96,6 +107,30 @@ def test_the_time_follows_the_projects_settings_as_drf_does(settings):
                 _same(actum)
         finally:
             api_settings.reload()
+
+
+@pytest.mark.parametrize("zone", ["America/St_Johns", "Asia/Kathmandu", "UTC"])
+def test_the_time_is_in_the_current_time_zone_as_drf_writes_it(zone):
+    with timezone.override(zone):
+        for actum in ACTA:
+            _same(actum)
+
+
+def test_a_time_out_of_range_in_the_time_zone_is_drfs_error():
+    late = Actum(
+        chronicum_id="c-1",
+        kind="message",
+        actor_kind="human",
+        actor="a",
+        id="a-6",
+        at=dt.datetime.max.replace(tzinfo=dt.UTC),
+    )
+    with timezone.override("Asia/Tokyo"):
+        with pytest.raises(Exception) as drf:
+            _ = ActumSerializer(late).data
+        with pytest.raises(type(drf.value)) as ours:
+            acta_wire([late])
+    assert str(ours.value) == str(drf.value)
 
 
 def test_the_json_is_the_serializers():

@@ -85,15 +85,17 @@ class BaseDialect:
             chronicum_is=self.chronicum_is,
             a_chronicum_is="a." + self.chronicum_is,
             owned=owner,
+            c_owned=" AND c.owner_id = %(owner_id)s" if owned else "",
             columns=self.columns(),
             a_columns=self.columns("a."),
             fits=sql.FITS,
             fitting_columns=", ".join(
                 f"CASE WHEN {sql.FITS} THEN r.{column} END"
                 if column in ("content", "data")
-                else "r." + column
+                else self.loaded("r." + column)
                 for column in sql.ACTUM_COLUMNS
             ),
+            window_columns=", ".join(self.loaded("w." + column) for column in sql.ACTUM_COLUMNS),
             size=self.size(),
             a_size=self.size("a."),
             count=f"COALESCE(a.tokens, {self.estimate('a.')})",
@@ -119,6 +121,11 @@ class BaseDialect:
     def columns(self, table: str = "") -> str:
         """What every read selects of an actum, in the order ``rows.acta_of`` takes it."""
         return ", ".join(table + column for column in sql.ACTUM_COLUMNS)
+
+    def loaded(self, column: str) -> str:
+        """A column of ``sql.ACTUM_COLUMNS`` as a window's outermost select hands it to
+        the driver (``rows.acta_of`` takes a time as any of ``rows.utc``'s forms)."""
+        return column
 
     def octets(self, column: str) -> str:
         """The size of a text column in bytes of UTF-8."""
@@ -150,7 +157,8 @@ class BaseDialect:
         page (``None`` for a missing chronicum or another owner's).
 
         Every row is (found, where ``before`` stands, whether an older page exists,
-        the actum's columns, its seq); a row with no actum when the window is empty."""
+        the actum's columns, its seq); a row with no actum when the window is empty,
+        none (or one not found) for a missing chronicum or another owner's."""
         where, params = self.filters(query)
         params.update(chronicum_id=chronicum_id, owner_id=owner_id, before=query.before)
         before = "" if query.before is None else sql.BEFORE.format(**self.tables)
@@ -193,9 +201,9 @@ class BaseDialect:
         within_bytes = not tokens and query.max_bytes is not None
 
         def page(rows: list[tuple[Any, ...]]) -> WindowPage | None:
-            found, before_at = rows[0][0], rows[0][1]
-            if not found:
+            if not rows or not rows[0][0]:
                 return None
+            before_at = rows[0][1]
             if query.before is not None and before_at is None:
                 raise InvalidQuery(f"before={query.before!r} is not an actum of this chronicum")
             kept = [row[3:-1] for row in rows if row[-1] is not None]
