@@ -92,10 +92,9 @@ class BaseDialect:
             fitting_columns=", ".join(
                 f"CASE WHEN {sql.FITS} THEN r.{column} END"
                 if column in ("content", "data")
-                else self.loaded("r." + column)
+                else "r." + column
                 for column in sql.ACTUM_COLUMNS
             ),
-            window_columns=", ".join(self.loaded("w." + column) for column in sql.ACTUM_COLUMNS),
             size=self.size(),
             a_size=self.size("a."),
             count=f"COALESCE(a.tokens, {self.estimate('a.')})",
@@ -121,11 +120,6 @@ class BaseDialect:
     def columns(self, table: str = "") -> str:
         """What every read selects of an actum, in the order ``rows.acta_of`` takes it."""
         return ", ".join(table + column for column in sql.ACTUM_COLUMNS)
-
-    def loaded(self, column: str) -> str:
-        """A column of ``sql.ACTUM_COLUMNS`` as a window's outermost select hands it to
-        the driver (``rows.acta_of`` takes a time as any of ``rows.utc``'s forms)."""
-        return column
 
     def octets(self, column: str) -> str:
         """The size of a text column in bytes of UTF-8."""

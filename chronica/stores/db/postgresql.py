@@ -165,14 +165,6 @@ class PostgreSQLDialect(BaseDialect):
             )
         }
 
-    def loaded(self, column: str) -> str:
-        # A timestamptz is loaded by Django's loader (pure Python, for the connection's
-        # time zone), a timestamp by psycopg's own (C with psycopg[binary]): the UTC
-        # time as a timestamp, made aware UTC again by rows.utc, loads ten times as fast.
-        if column.endswith((".at", ".redacted_at")):
-            return f"({column} AT TIME ZONE 'UTC')"
-        return column
-
     def octets(self, column: str) -> str:
         return f"octet_length({column})"
 

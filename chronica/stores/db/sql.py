@@ -141,8 +141,7 @@ BEFORE = " AND seq < " + BEFORE_SEQ
 # only that index serves). With a limit of last_n + 1, the extra row says that an
 # older page exists.
 WINDOW = (
-    "SELECT 1 AS w_found, {{w_before}} AS w_before, NULL, {window_columns}, w.w_seq"
-    " FROM {chronica} c LEFT JOIN ("
+    "SELECT 1 AS w_found, {{w_before}} AS w_before, NULL, w.* FROM {chronica} c LEFT JOIN ("
     "SELECT {columns}, seq AS w_seq FROM {acta}"
     " WHERE {chronicum_is}{{filters}}{{before}}"
     " ORDER BY chronicum_id DESC, seq DESC{{limit}}"
