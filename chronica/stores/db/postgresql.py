@@ -44,12 +44,14 @@ FROM c, """
 )
 
 # Into the owner's chronicum (any owner's where the owner is NULL), bumped to the
-# write's moment, taken after the row lock.
+# write's moment, taken after the row lock; only while the credential is valid and no
+# erasure of the owner is under way (sql.CREDENTIAL_OK), as every write.
 APPEND = (
     """
 WITH c AS (
     UPDATE {chronica} SET last_activity_at = clock_timestamp()
     WHERE id = %(chronicum_id)s AND owner_id = COALESCE(%(owner_id)s, owner_id)
+      AND {credential_ok}
     RETURNING id, last_activity_at
 ), ins AS ("""
     + _INSERT
