@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from django.db import connection, connections
+from django.test import override_settings
 
 from chronica import services
 from chronica.errors import InvalidCredential
@@ -85,6 +86,23 @@ def test_a_write_authenticated_before_the_revocation_writes_nothing_after_it(wri
     assert state == {"party": 4}
     with pytest.raises(services.ChronicumNotFound):
         services.get_chronicum(OWNER, "lunch-saturday")
+
+
+@pytest.mark.parametrize("write", ["one actum", "a batch", "keyed"])
+def test_with_auto_create_off_a_write_after_the_revocation_is_refused_too(write):
+    """With CHRONICA["AUTO_CREATE"] off a write never creates its chronicum, and takes
+    another statement on PostgreSQL: it checks the credential in that statement too."""
+    services.record_actum(OWNER, scenario.acta()[0])
+    with override_settings(CHRONICA={"AUTO_CREATE": False}):
+        agent, key_id = booking()
+        before = services.get_acta(OWNER, scenario.CHRONICUM)
+        with (
+            pytest.raises(InvalidCredential) as refused,
+            before_the_first_statement(lambda: revoke_credential(key_id)),
+        ):
+            WRITES[write](agent)
+        assert refused.value.reason == "revoked"
+        assert services.get_acta(OWNER, scenario.CHRONICUM) == before
 
 
 def test_an_expired_credential_writes_nothing():

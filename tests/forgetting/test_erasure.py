@@ -12,6 +12,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.db import connections
+from django.utils import timezone
 
 from chronica import (
     ChronicumNotFound,
@@ -125,6 +126,26 @@ def test_an_interrupted_erasure_refuses_writes_and_is_taken_up_again():
     assert erasure.counts["chronica_agent_credentials"] == 1
     assert models.ErasureRecord.objects.get().erasing_owner is None
     assert left_of(OWNER) == {"chronica": 0, "acta": 0, "states": 0, "credentials": 0}
+
+
+@pytest.mark.parametrize("auto_create", [True, False])
+def test_while_an_erasure_is_under_way_no_write_lands_in_what_is_left(auto_create):
+    """An erasure removes the owner's chronica in batches: one not removed yet takes no
+    write meanwhile, with AUTO_CREATE off too (a write that never creates)."""
+    services.record_acta(OWNER, scenario.acta())
+    models.ErasureRecord.objects.create(
+        owner_hash=HASH, erasing_owner=OWNER, started_at=timezone.now()
+    )
+    chronicarius = Chronicarius(DjangoStore(), auto_create=auto_create)
+    writes = [
+        lambda: chronicarius.record_actum(OWNER, scenario.acta()[0]),
+        lambda: chronicarius.record_acta(OWNER, scenario.acta()[:2]),
+        lambda: chronicarius.record_actum(OWNER, scenario.acta()[0], idempotency_key="k"),
+    ]
+    for write in writes:
+        with pytest.raises(ChronicumNotFound):
+            write()
+    assert models.Actum.objects.filter(chronicum_id=CHRONICUM).count() == 7
 
 
 def test_the_integrations_erase_in_the_same_transaction():

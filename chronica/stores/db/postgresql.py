@@ -6,7 +6,8 @@ A write locks the chronicum's row first (the UPDATE, or the upsert, of its
 their seq is drawn only once the lock is held: within a chronicum, acta become visible
 in seq order. The owner is checked in that same statement. A batch travels as one
 JSON array, one parameter for any batch size; ``WITH ORDINALITY`` and ``ORDER BY n``
-number it in its given order.
+number it in its given order. One actum without a key, the common write, travels as
+a parameter a column, which PostgreSQL plans faster.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from ...interfaces import Create, Subscription
 from ...search import SearchQuery
 from ...values import ActaQuery, Actum, Recorded
 from ..listener import NOTIFY_CHANNEL, PG_NOTIFY, notify_if_followed
-from . import search
+from . import search, sql
 from .base import BaseDialect, SearchRead
-from .rows import batch_json, stamped
+from .rows import batch_json, one_row, stamped
 
 __all__ = ["PostgreSQLDialect"]
 
@@ -43,13 +44,23 @@ FROM c, """
     + " ORDER BY v.n"
 )
 
+# One actum, the most common write: its columns as parameters of their own, no JSON
+# array to unpack and order (the statement is planned in about two thirds of the time).
+_INSERT_ONE = """
+INSERT INTO {acta} ({insert_columns})
+SELECT %(id)s, c.id, %(kind)s, %(actor_kind)s, %(actor)s, %(content)s, c.last_activity_at,
+       %(call_id)s, %(data)s::jsonb, %(tokens)s, NULL, %(recorded_by)s
+FROM c"""
+
 # Into the owner's chronicum (any owner's where the owner is NULL), bumped to the
-# write's moment, taken after the row lock.
+# write's moment, taken after the row lock; only while the credential is valid and no
+# erasure of the owner is under way (sql.CREDENTIAL_OK), as every write.
 APPEND = (
     """
 WITH c AS (
     UPDATE {chronica} SET last_activity_at = clock_timestamp()
     WHERE id = %(chronicum_id)s AND owner_id = COALESCE(%(owner_id)s, owner_id)
+      AND {credential_ok}
     RETURNING id, last_activity_at
 ), ins AS ("""
     + _INSERT
@@ -164,6 +175,14 @@ class PostgreSQLDialect(BaseDialect):
                 ("keyed creating", APPEND_KEYED_CREATING),
             )
         }
+        # One actum without a key, with a credential and without one (then only the
+        # erasure's half of sql.CREDENTIAL_OK: the credential's is true).
+        for name, text in (("append", APPEND), ("creating", APPEND_CREATING)):
+            one = text.replace(_INSERT, _INSERT_ONE)
+            self.writes[name + " one"] = self.render(one, notify=notify)
+            self.writes[name + " one uncredentialed"] = self.render(
+                one.replace("{credential_ok}", sql.NOT_ERASING), notify=notify
+            )
 
     def octets(self, column: str) -> str:
         return f"octet_length({column})"
@@ -189,19 +208,24 @@ class PostgreSQLDialect(BaseDialect):
         params: dict[str, Any] = {
             "chronicum_id": chronicum_id,
             "owner_id": owner_id,
-            "acta": batch_json(acta, tokens, key),
             "credential": credential,
             "erasing": owner_id,  # (sql.CREDENTIAL_OK: no erasure of the owner under way)
         }
         with connection.cursor() as cursor:
             if key is None:
-                creating = create == "missing" and owner_id is not None
-                cursor.execute(self.writes["creating" if creating else "append"], params)
+                write = "creating" if create == "missing" and owner_id is not None else "append"
+                if len(acta) == 1:
+                    params.update(one_row(acta[0], tokens[0]))
+                    write += " one" if credential is not None else " one uncredentialed"
+                else:
+                    params["acta"] = batch_json(acta, tokens, key)
+                cursor.execute(self.writes[write], params)
                 row = cursor.fetchone()
                 if row is None:
                     self.check_credential(connection, cursor, credential)
                     return None
                 return Recorded(stamped(acta, row[0]))
+            params["acta"] = batch_json(acta, tokens, key)
             for _attempt in range(WRITE_ATTEMPTS):
                 cursor.execute(self.writes["keyed"], params)
                 at, found, _notified = cursor.fetchone()

@@ -13,7 +13,7 @@ from django.utils.dateparse import parse_datetime
 from ...validation.jsondata import RawJSON, dumps_data, loads_data
 from ...values import ActorKind, Actum, ActumKind, Redaction
 
-__all__ = ["acta_of", "batch_json", "stamped", "utc"]
+__all__ = ["acta_of", "batch_json", "one_row", "stamped", "utc"]
 
 
 def utc(value: Any) -> dt.datetime:
@@ -92,6 +92,23 @@ def batch_json(acta: Sequence[Actum], tokens: Sequence[int | None], key: str | N
         ensure_ascii=False,
         separators=(",", ":"),
     )
+
+
+def one_row(actum: Actum, tokens: int | None) -> dict[str, Any]:
+    """One actum's columns, for a statement that writes one actum without a key (the
+    parameters ``batch_json`` puts in each object of its array)."""
+    data = actum.data
+    return {
+        "id": actum.id,
+        "kind": actum.kind.value,
+        "actor_kind": actum.actor_kind.value,
+        "actor": actum.actor,
+        "content": actum.content,
+        "call_id": actum.call_id,
+        "data": None if data is None else dumps_data(data),
+        "tokens": tokens,
+        "recorded_by": actum.recorded_by,
+    }
 
 
 def stamped(acta: Sequence[Actum], at: Any) -> list[Actum]:

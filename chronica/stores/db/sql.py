@@ -43,11 +43,12 @@ INSERT_COLUMNS = (
 # the credential's row in share mode: a revocation waits for the writes under way.
 # The same check refuses a write for an owner whose erasure is under way
 # (``chronica_erasures.erasing_owner``; see ``forgetting``).
+NOT_ERASING = "NOT EXISTS (SELECT 1 FROM {erasures} WHERE erasing_owner = %(erasing)s)"
 CREDENTIAL_OK = (
     "(%(credential)s IS NULL OR EXISTS (SELECT 1 FROM {credentials}"
     " WHERE key_id = %(credential)s AND revoked_at IS NULL"
     " AND (expires_at IS NULL OR expires_at > {now}){share}))"
-    " AND NOT EXISTS (SELECT 1 FROM {erasures} WHERE erasing_owner = %(erasing)s)"
+    " AND " + NOT_ERASING
 )
 CREDENTIAL_STATE = (
     "SELECT revoked_at IS NOT NULL, expires_at IS NOT NULL AND expires_at <= {now}"
