@@ -49,17 +49,21 @@ def emptied(message: Any) -> Any:
 
 def forget_redacted(sender: Any, *, owner_id: str, actum: Actum, **kwargs: Any) -> None:
     """``chronica.signals.actum_redacted``: empty the stored message that held ``actum``."""
+    rows = Rows()
+    thread = rows.objects(LangGraphMessage).filter(owner_id=owner_id, thread_id=actum.chronicum_id)
+    # Most redacted acta are in no thread's message (another framework's, the API's): one
+    # read of the messages' acta finds that, with no transaction and no message decoded.
+    held = [seq for seq, ids in thread.values_list("seq", "actum_ids") if actum.id in (ids or [])]
+    if not held:
+        return
+
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
     serde = JsonPlusSerializer()
-    rows = Rows()
 
     def rewrite() -> int:
         changed = 0
-        mine = rows.objects(LangGraphMessage).filter(
-            owner_id=owner_id, thread_id=actum.chronicum_id
-        )
-        for row in mine.only("seq", "actum_ids", "type", "blob"):
+        for row in thread.filter(seq__in=held).only("seq", "actum_ids", "type", "blob"):
             if actum.id not in (row.actum_ids or []):
                 continue
             message = serde.loads_typed((row.type, bytes(row.blob)))
