@@ -449,6 +449,16 @@ class BaseDialect:
     def deleted(self, cursor: Any, chronicum_id: str) -> None:
         """Tell followers, in the deleting transaction, that the chronicum is gone."""
 
+    def redact(self, connection: BaseDatabaseWrapper, params: dict[str, Any]) -> list[Any]:
+        """Empty one actum of the owner's (``sql.REDACT``) and wake the chronicum's
+        followers, in one transaction; the actum's row as it is now, or none."""
+        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            cursor.execute(self.statement("REDACT"), params)
+            rows: list[Any] = cursor.fetchall()
+            if rows:
+                self.deleted(cursor, params["chronicum_id"])
+        return rows
+
     def subscribe(self, alias: str, chronicum_id: str) -> Subscription | None:
         """Wake-ups for a follower of ``chronicum_id``; ``None``: followers poll."""
         return None

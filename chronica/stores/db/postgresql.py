@@ -175,6 +175,10 @@ class PostgreSQLDialect(BaseDialect):
                 ("keyed creating", APPEND_KEYED_CREATING),
             )
         }
+        self.writes["redact"] = (
+            f"WITH r AS ({self.statement('REDACT')})"
+            f" SELECT r.*, pg_notify('{NOTIFY_CHANNEL}', %(chronicum_id)s) FROM r"
+        )
         # One actum without a key, with a credential and without one (then only the
         # erasure's half of sql.CREDENTIAL_OK: the credential's is true).
         for name, text in (("append", APPEND), ("creating", APPEND_CREATING)):
@@ -249,6 +253,14 @@ class PostgreSQLDialect(BaseDialect):
 
     def deleted(self, cursor: Any, chronicum_id: str) -> None:
         cursor.execute(PG_NOTIFY, [NOTIFY_CHANNEL, chronicum_id])
+
+    def redact(self, connection: BaseDatabaseWrapper, params: dict[str, Any]) -> list[Any]:
+        # One statement (no transaction of three more round trips): the NOTIFY goes out
+        # at its commit, with the actum emptied, only where one was.
+        with connection.cursor() as cursor:
+            cursor.execute(self.writes["redact"], params)
+            rows: list[Any] = cursor.fetchall()
+        return rows
 
     def subscribe(self, alias: str, chronicum_id: str) -> Subscription | None:
         from ..listener import listen

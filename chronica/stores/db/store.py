@@ -381,11 +381,7 @@ class DjangoStore(BaseStore):
         }
 
         def redact() -> Actum | None:
-            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-                cursor.execute(dialect.statement("REDACT"), params)
-                rows = cursor.fetchall()
-                if rows:
-                    dialect.deleted(cursor, chronicum_id)  # wakes its followers
+            rows = dialect.redact(connection, params)
             return acta_of(chronicum_id, rows[:1])[0] if rows else None
 
         redacted = dialect.retry_when_locked(connection, redact)
