@@ -122,3 +122,27 @@ def test_an_agent_credential_may_not_redact_the_owner_may(chronicarius, dinner, 
 def test_the_asyncio_twin(chronicarius, dinner):
     redacted = asyncio.run(chronicarius.aredact_actum(OWNER, CHRONICUM, dinner[3].id))
     assert redacted.content == ""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_postgresql_a_redaction_is_one_statement():
+    """The UPDATE and the NOTIFY to the chronicum's followers in one statement: no
+    transaction of its own around them (the NOTIFY goes out at that statement's commit)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from chronica import services
+
+    if connection.vendor != "postgresql":
+        pytest.skip("one statement is PostgreSQL's; SQLite's redaction is one transaction")
+    stored = services.record_acta(OWNER, [*acta()[:2], pasted()])
+    with CaptureQueriesContext(connection) as captured:
+        services.redact_actum(OWNER, CHRONICUM, stored[2].id, reason="a card number")
+    statements = [q["sql"] for q in captured.captured_queries]
+    # (the LangGraph app, installed here, looks for messages that held it: one read)
+    langgraph = [sql for sql in statements if "chronica_langgraph_messages" in sql]
+    ours = [sql for sql in statements if sql not in langgraph]
+    assert len(ours) == 1, statements
+    assert "pg_notify" in ours[0]
+    assert len(langgraph) == 1, statements
+    assert langgraph[0].startswith("SELECT"), statements

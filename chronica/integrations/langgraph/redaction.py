@@ -53,7 +53,11 @@ def forget_redacted(sender: Any, *, owner_id: str, actum: Actum, **kwargs: Any) 
     thread = rows.objects(LangGraphMessage).filter(owner_id=owner_id, thread_id=actum.chronicum_id)
     # Most redacted acta are in no thread's message (another framework's, the API's): one
     # read of the messages' acta finds that, with no transaction and no message decoded.
-    held = [seq for seq, ids in thread.values_list("seq", "actum_ids") if actum.id in (ids or [])]
+    held = [
+        seq
+        for seq, ids in thread.order_by().values_list("seq", "actum_ids")
+        if actum.id in (ids or [])
+    ]
     if not held:
         return
 
