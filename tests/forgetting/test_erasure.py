@@ -303,3 +303,31 @@ def test_on_postgresql_a_batchs_delete_reads_the_index():
         cursor.execute("RESET enable_seqscan")
     assert "Index" in plan, plan
     assert "Function Scan" not in plan, plan
+
+
+@pytest.mark.django_db(transaction=True)
+def test_on_sqlite_an_erasure_begun_while_writers_hold_the_lock_waits_and_begins():
+    """SQLite gives up waiting for its write lock after the busy timeout ("database is
+    locked"), as writers busy beside an erasure can make it: the erasure's record, its
+    first write, is tried again like its batches, and the erasure goes on."""
+    from django.db import OperationalError, connection
+
+    from chronica import services
+
+    if connection.vendor != "sqlite":
+        pytest.skip("the busy timeout is SQLite's; PostgreSQL waits for its row locks")
+    services.record_acta(OWNER, scenario.acta())
+    refused = []
+
+    def busy_once(execute, sql, params, many, context):
+        if "INSERT" in sql and "chronica_erasures" in sql and not refused:
+            refused.append(sql)
+            raise OperationalError("database is locked")
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(busy_once):
+        erasure = services.erase_owner(OWNER, reason="asked")
+    assert refused, "the record's INSERT was not attempted"
+    assert erasure.counts["chronica"] == 1
+    with pytest.raises(ChronicumNotFound):
+        services.get_acta(OWNER, CHRONICUM)

@@ -188,7 +188,8 @@ def _begin(connection: BaseDatabaseWrapper, owner_id: str, reason: str) -> int:
         found = records.filter(erasing_owner=owner_id).values_list("pk", flat=True).first()
         if found is not None:
             return int(found)
-        try:
+
+        def create() -> int:
             with transaction.atomic(using=connection.alias):
                 record = records.create(
                     owner_hash=owner_hash(owner_id),
@@ -198,6 +199,11 @@ def _begin(connection: BaseDatabaseWrapper, owner_id: str, reason: str) -> int:
                     counts={},
                 )
             return int(record.pk)
+
+        try:
+            # (SQLite: writers busy beside it can keep the write lock past the busy
+            # timeout; the record is a transaction of its own, tried again)
+            return int(dialect_of(connection).retry_when_locked(connection, create))
         except IntegrityError:
             continue  # another erasure of the owner began: join it
     raise RuntimeError("could not begin the erasure")  # pragma: no cover
