@@ -78,15 +78,15 @@ _INSERTED = (
 )
 
 
-def _write_sql() -> str:
-    """PostgreSQL: the lock and bump of the owner's row, then the insert, one statement."""
-    return (
-        "WITH c AS (UPDATE chronica SET last_activity_at = clock_timestamp()"
-        " WHERE id = %s AND owner_id = %s RETURNING id, last_activity_at) "
-        + _INSERTED
-        + " SELECT %s, c.id, %s, %s, %s, %s, c.last_activity_at, '', NULL, %s, NULL, 'owner'"
-        f" FROM c RETURNING {_RETURNED}"
-    )
+# PostgreSQL: the lock and bump of the owner's row, then the insert, one statement.
+_WRITE_SQL = (
+    "WITH c AS (UPDATE chronica SET last_activity_at = clock_timestamp()"
+    " WHERE id = %s AND owner_id = %s RETURNING id, last_activity_at) "
+    + _INSERTED
+    + " SELECT %s, c.id, %s, %s, %s, %s, c.last_activity_at, '', NULL, %s, NULL, 'owner'"
+    f" FROM c RETURNING {_RETURNED}"
+)
+_RETURNED_NAMES = _RETURNED.split(", ")
 
 
 # SQLite: the same two steps in one transaction (its write lock is the database's).
@@ -130,7 +130,7 @@ class FloorActa(APIView):
         owner = str(request.user.pk)
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
-                cursor.execute(_write_sql(), [chronicum_id, owner, *actum, tokens])
+                cursor.execute(_WRITE_SQL, [chronicum_id, owner, *actum, tokens])
                 row = cursor.fetchone()
         else:
             now = dt.datetime.now(dt.UTC)
@@ -142,7 +142,7 @@ class FloorActa(APIView):
                     row = cursor.fetchone()
         if row is None:
             return Response({"detail": "Not found."}, status=404)
-        stored = dict(zip(_RETURNED.split(", "), row, strict=True))
+        stored = dict(zip(_RETURNED_NAMES, row, strict=True))
         stored.update(redacted=None, compacts="")
         return Response(stored, status=201)
 

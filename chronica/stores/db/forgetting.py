@@ -190,20 +190,19 @@ def _begin(connection: BaseDatabaseWrapper, owner_id: str, reason: str) -> int:
             return int(found)
 
         def create() -> int:
-            with transaction.atomic(using=connection.alias):
-                record = records.create(
-                    owner_hash=owner_hash(owner_id),
-                    erasing_owner=owner_id,
-                    reason=reason,
-                    started_at=dt.datetime.now(dt.UTC),
-                    counts={},
-                )
+            record = records.create(
+                owner_hash=owner_hash(owner_id),
+                erasing_owner=owner_id,
+                reason=reason,
+                started_at=dt.datetime.now(dt.UTC),
+                counts={},
+            )
             return int(record.pk)
 
         try:
             # (SQLite: writers busy beside it can keep the write lock past the busy
             # timeout; the record is a transaction of its own, tried again)
-            return int(dialect_of(connection).retry_when_locked(connection, create))
+            return int(_in_transaction(connection, create))
         except IntegrityError:
             continue  # another erasure of the owner began: join it
     raise RuntimeError("could not begin the erasure")  # pragma: no cover
