@@ -76,17 +76,69 @@ def demo_owner() -> str:
 
 @dataclass(frozen=True)
 class Demo:
-    output: str
-    acta: list[Actum]
+    """What three runs of the demo printed and left, read before any test's flush."""
+
+    output: str  # the first run's, with the password CHRONICA_DEMO_PASSWORD set
+    acta: list[Actum]  # dinner-friday after it
+    busy: str  # a second demo's error, serving on a port in use (the first's server)
+    after_busy: dict[str, Any]  # what the database held after that one
+    again: str  # a third run's output, after it
+    after_again: dict[str, Any]  # what the database held after that one
+
+
+def _signs_in(*passwords: str) -> list[bool]:
+    from django.conf import global_settings
+    from django.contrib.auth import authenticate
+    from django.test import override_settings
+
+    # The demo hashes with Django's default hashers; the test settings keep only MD5.
+    with override_settings(PASSWORD_HASHERS=global_settings.PASSWORD_HASHERS):
+        return [authenticate(username="demo", password=p) is not None for p in passwords]
+
+
+def _counts() -> dict[str, int | None]:
+    counts: dict[str, int | None] = {}
+    for chronicum_id in ("dinner-friday", "dinner-friday-2"):
+        try:
+            counts[chronicum_id] = len(services.get_acta(demo_owner(), chronicum_id))
+        except ChronicumNotFound:
+            counts[chronicum_id] = None
+    return counts
 
 
 @pytest.fixture(scope="module")
 def demo(django_db_setup: None, django_db_blocker: Any) -> Demo:
-    """One run of the demo and what it left in dinner-friday, read by the tests below
-    that only look (the flush after the first of them empties the database)."""
-    output = run_demo()
+    """The demo run once; a second one on a busy port; a third one after it: what each
+    printed and left, for the tests below that only look (each demo is seconds of
+    importing every framework: one sequence serves them all, and the flush after the
+    first of them empties the database)."""
+    output = run_demo(CHRONICA_DEMO_PASSWORD="first-demo-password")
     with django_db_blocker.unblock():
-        return Demo(output, services.get_acta(demo_owner(), "dinner-friday"))
+        acta = services.get_acta(demo_owner(), "dinner-friday")
+    with socket.socket() as running:  # the first demo's server, still serving
+        running.bind(("127.0.0.1", 0))
+        running.listen()
+        port = running.getsockname()[1]
+        busy = run_demo(
+            "--serve",
+            "--addrport",
+            f"127.0.0.1:{port}",
+            check=False,
+            CHRONICA_DEMO_PASSWORD="second-demo-password",
+        )
+    with django_db_blocker.unblock():
+        after_busy = {
+            "port": port,
+            "signs in": _signs_in("first-demo-password", "second-demo-password"),
+            "acta": _counts(),
+        }
+    again = run_demo()
+    with django_db_blocker.unblock():
+        after_again = {
+            "signs in": _signs_in(printed(again, "Sign in as demo / ")),
+            "acta": _counts(),
+        }
+    return Demo(output, acta, busy, after_busy, again, after_again)
 
 
 def test_booking_agent_reads_seven_acta_in_three_out(demo: Demo) -> None:
@@ -157,25 +209,17 @@ def scenario_text(name: str) -> str:
 
 
 def test_running_the_demo_again_records_a_fresh_session_for_the_same_owner(
-    settings: Any,
+    demo: Demo,
 ) -> None:
-    from django.conf import global_settings
-    from django.contrib.auth import authenticate
-
-    # The demo hashes with Django's default hashers; the test settings keep only MD5.
-    settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS
-
-    first = run_demo()
-    second = run_demo()
+    first, second = demo.output, demo.again
 
     assert "this run records dinner-friday-2" in second
     assert window(second, "booking") == window(first, "booking")
-    for chronicum_id in ("dinner-friday", "dinner-friday-2"):
-        assert len(services.get_acta(demo_owner(), chronicum_id)) == 17
+    assert demo.after_again["acta"] == {"dinner-friday": 17, "dinner-friday-2": 17}
     # Each run prints the password it set, and that one signs in.
     password = printed(second, "Sign in as demo / ")
     assert printed(first, "Sign in as demo / ") != password
-    assert authenticate(username="demo", password=password) is not None
+    assert demo.after_again["signs in"] == [True]
 
 
 def test_serve_answers_the_admin_and_the_api_with_the_printed_token(tmp_path: Path) -> None:
@@ -255,34 +299,15 @@ def test_make_demo_serves_on_the_port_given_by_PORT() -> None:
     assert command.endswith("manage.py chronica_demo --serve --addrport 127.0.0.1:8010")
 
 
-def test_a_second_demo_on_a_busy_port_changes_nothing(settings: Any) -> None:
-    from django.conf import global_settings
-    from django.contrib.auth import authenticate
+def test_a_second_demo_on_a_busy_port_changes_nothing(demo: Demo) -> None:
+    error = demo.busy
 
-    settings.PASSWORD_HASHERS = global_settings.PASSWORD_HASHERS
-    first = run_demo(CHRONICA_DEMO_PASSWORD="first-demo-password")
-    with socket.socket() as running:  # the first demo's server, still serving
-        running.bind(("127.0.0.1", 0))
-        running.listen()
-        port = running.getsockname()[1]
-
-        error = run_demo(
-            "--serve",
-            "--addrport",
-            f"127.0.0.1:{port}",
-            check=False,
-            CHRONICA_DEMO_PASSWORD="second-demo-password",
-        )
-
-    assert f"127.0.0.1:{port} is in use" in error
+    assert f"127.0.0.1:{demo.after_busy['port']} is in use" in error
     assert "Nothing was changed" in error
     # The running demo's password still signs in, and nothing was recorded again.
-    assert printed(first, "Sign in as demo / ") == "first-demo-password"
-    assert authenticate(username="demo", password="first-demo-password") is not None
-    assert authenticate(username="demo", password="second-demo-password") is None
-    assert len(services.get_acta(demo_owner(), "dinner-friday")) == 17
-    with pytest.raises(ChronicumNotFound):
-        services.get_chronicum(demo_owner(), "dinner-friday-2")
+    assert printed(demo.output, "Sign in as demo / ") == "first-demo-password"
+    assert demo.after_busy["signs in"] == [True, False]
+    assert demo.after_busy["acta"] == {"dinner-friday": 17, "dinner-friday-2": None}
 
 
 def test_on_postgresql_the_demo_creates_a_database_of_its_own() -> None:

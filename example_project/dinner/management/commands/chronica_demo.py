@@ -27,7 +27,6 @@ from django.db import connection
 from chronica import ActorKind, Actum, ChronicumNotFound, NotPermitted, services
 from chronica.services import OwnerIdentity
 from example_project.dinner.agents import AGENTS
-from example_project.dinner.frameworks import TURNS
 from example_project.dinner.scenario import (
     BIRTHDAY,
     BOOKING_REPLY_KEY,
@@ -270,6 +269,10 @@ class Command(BaseCommand):
     ) -> None:
         """ardian asks once more; an agent on each framework takes its turn in the same
         session, reading its own window, writing with its own credential."""
+        # Importing the four frameworks takes seconds: only once the demo gets here (a
+        # demo on a busy port fails at once, before them).
+        from example_project.dinner.frameworks import TURNS
+
         person = services.acting_as(OwnerIdentity(owner_id))
         asked = person.record_actum(
             owner_id,
