@@ -74,14 +74,15 @@ class BaseDialect:
         return f"<{type(self).__name__}>"
 
     def render(self, template: str, *, owned: bool = True, **more: str) -> str:
-        """``template`` with this dialect's pieces; ``owned``: with the owner's check."""
+        """``template`` with this dialect's pieces; ``owned``: with the owner's check;
+        ``more``: pieces of the caller's own, or in place of the dialect's."""
         owner = (sql.OWNED if owned else sql.EXISTING).format(**self.tables)
         credential = dict(self.tables, now=self.now, share=self.share)
         credential_ok = sql.CREDENTIAL_OK.format(**credential).replace(
             "(%(credential)s IS NULL", f"({self.credential_param} IS NULL", 1
         )
-        return template.format(
-            **self.tables,
+        pieces = dict(
+            self.tables,
             chronicum_is=self.chronicum_is,
             a_chronicum_is="a." + self.chronicum_is,
             owned=owner,
@@ -104,8 +105,9 @@ class BaseDialect:
             credential_state=sql.CREDENTIAL_STATE.format(**credential),
             now=self.now,
             share=self.share,
-            **more,
         )
+        pieces.update(more)
+        return template.format(**pieces)
 
     def statement(self, name: str, owned: bool = True) -> str:
         return self.sql[name, owned]

@@ -55,24 +55,19 @@ FROM c"""
 # Into the owner's chronicum (any owner's where the owner is NULL), bumped to the
 # write's moment, taken after the row lock; only while the credential is valid and no
 # erasure of the owner is under way (sql.CREDENTIAL_OK), as every write.
-APPEND = (
-    """
+APPEND = """
 WITH c AS (
     UPDATE {chronica} SET last_activity_at = clock_timestamp()
     WHERE id = %(chronicum_id)s AND owner_id = COALESCE(%(owner_id)s, owner_id)
       AND {credential_ok}
     RETURNING id, last_activity_at
-), ins AS ("""
-    + _INSERT
-    + """)
+), ins AS ({insert})
 SELECT c.last_activity_at, {notify} FROM c
 """
-)
 
 # The same, creating the chronicum for its owner where nobody has it: an upsert that
 # bumps it only where it is the owner's, so another owner's answers no row.
-APPEND_CREATING = (
-    """
+APPEND_CREATING = """
 WITH c AS (
     INSERT INTO {chronica} (id, owner_id, started_at, last_activity_at)
     SELECT %(chronicum_id)s, %(owner_id)s, n.t, n.t FROM (SELECT clock_timestamp() AS t) n
@@ -80,12 +75,9 @@ WITH c AS (
     ON CONFLICT (id) DO UPDATE SET last_activity_at = clock_timestamp()
     WHERE {chronica}.owner_id = EXCLUDED.owner_id
     RETURNING id, last_activity_at
-), ins AS ("""
-    + _INSERT
-    + """)
+), ins AS ({insert})
 SELECT c.last_activity_at, {notify} FROM c
 """
-)
 
 # With a key: the first actum carries it, and the rest are inserted only from the
 # first's result, so a key already used (ON CONFLICT) writes nothing at all, and the
@@ -124,20 +116,16 @@ SELECT (SELECT at FROM first), EXISTS (SELECT 1 FROM c), (SELECT {first_notify} 
 
 # A keyed first write: the chronicum created with the acta, where nobody has it yet (a
 # new chronicum has no key used). No row: someone created it meanwhile.
-APPEND_KEYED_CREATING = (
-    """
+APPEND_KEYED_CREATING = """
 WITH c AS (
     INSERT INTO {chronica} (id, owner_id, started_at, last_activity_at)
     SELECT %(chronicum_id)s, %(owner_id)s, n.t, n.t FROM (SELECT clock_timestamp() AS t) n
     WHERE {credential_ok}
     ON CONFLICT (id) DO NOTHING
     RETURNING id, last_activity_at
-), ins AS ("""
-    + _INSERT
-    + """)
+), ins AS ({insert})
 SELECT c.last_activity_at, {notify} FROM c
 """
-)
 
 WRITE_ATTEMPTS = 5
 """How often a keyed write goes round when its chronicum is created, or its batch goes,
@@ -166,8 +154,9 @@ class PostgreSQLDialect(BaseDialect):
     def __init__(self) -> None:
         super().__init__()
         notify, first = notify_if_followed("c.id"), notify_if_followed("first.chronicum_id")
+        batch, one = self.render(_INSERT), self.render(_INSERT_ONE)
         self.writes = {
-            name: self.render(text, notify=notify, first_notify=first)
+            name: self.render(text, notify=notify, first_notify=first, insert=batch)
             for name, text in (
                 ("append", APPEND),
                 ("creating", APPEND_CREATING),
@@ -181,11 +170,11 @@ class PostgreSQLDialect(BaseDialect):
         )
         # One actum without a key, with a credential and without one (then only the
         # erasure's half of sql.CREDENTIAL_OK: the credential's is true).
+        not_erasing = sql.NOT_ERASING.format(**self.tables)
         for name, text in (("append", APPEND), ("creating", APPEND_CREATING)):
-            one = text.replace(_INSERT, _INSERT_ONE)
-            self.writes[name + " one"] = self.render(one, notify=notify)
+            self.writes[name + " one"] = self.render(text, notify=notify, insert=one)
             self.writes[name + " one uncredentialed"] = self.render(
-                one.replace("{credential_ok}", sql.NOT_ERASING), notify=notify
+                text, notify=notify, insert=one, credential_ok=not_erasing
             )
 
     def octets(self, column: str) -> str:
