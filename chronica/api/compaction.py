@@ -20,7 +20,8 @@ from .agents import chronicarius_for
 from .bodies import check_body, json_type
 from .errors import BadRequest
 from .inputs import acta_from_body, idempotency_key, owner_id, read_body
-from .serializers import ActumSerializer, ChronicumSerializer, _Text, acta_wire
+from .serializers import ActumSerializer, ChronicumSerializer, _Text
+from .wire import acta_wire
 
 __all__ = ["CompactionMixin"]
 

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from . import schema
 from .agents import chronicarius_for
 from .inputs import owner_id
-from .serializers import actum_wire
+from .wire import actum_wire
 
 __all__ = ["PopMixin"]
 

@@ -16,8 +16,9 @@ from .agents import chronicarius_for
 from .bodies import check_body
 from .inputs import owner_id, read_body
 from .routers import optional_slash
-from .serializers import ActumSerializer, actum_wire
+from .serializers import ActumSerializer
 from .views import BaseViewSet
+from .wire import actum_wire
 
 __all__ = ["REDACT_ACTUM", "ActumViewSet", "RedactSerializer", "redact_patterns"]
 

@@ -20,8 +20,9 @@ from .errors import BadRequest
 from .inputs import integer, listed, owner_id
 from .paging import link_to
 from .schema import _COMMON_NO_404, _INVALID, _NEXT, _STORE_CANNOT, RETRY_AFTER, query_parameters
-from .serializers import ActumSerializer, acta_wire
+from .serializers import ActumSerializer
 from .views import BaseViewSet
+from .wire import acta_wire
 
 __all__ = ["SearchHitSerializer", "SearchViewSet"]
 

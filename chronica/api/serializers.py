@@ -1,6 +1,7 @@
 """How chronica's values look on the wire, and how the bodies of writes are read.
 
-The output serializers render the frozen value types. The input serializers
+The output serializers render the frozen value types (``chronica.api.wire`` writes
+the acta of the answers as ``ActumSerializer`` does, directly). The input serializers
 (``ActumWriteSerializer``, ``NewChronicumSerializer``) are what the OpenAPI schema
 documents and what reads the body: its JSON shape, the fields it takes, those it
 needs. The values in the fields are judged by ``chronica.services``, as they were
@@ -10,16 +11,14 @@ own message (``{"detail": ...}``, :func:`error_message`).
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
-from rest_framework import ISO_8601, serializers
+from rest_framework import serializers
 from rest_framework.fields import empty
 from rest_framework.serializers import ValidationError
-from rest_framework.settings import api_settings
 
 from ..conf import chronica_settings
 from ..validation.identifiers import MAX_LENGTH
@@ -35,8 +34,6 @@ __all__ = [
     "NewChronicumSerializer",
     "StateSerializer",
     "StateWriteSerializer",
-    "acta_wire",
-    "actum_wire",
     "error_message",
     "json_type",
 ]
@@ -182,76 +179,6 @@ class ActumSerializer(serializers.Serializer[Any]):
         help_text="On each actum of a compaction, the ID of the actum it compacts through"
         " (POST .../compactions/); empty on every other actum.",
     )
-
-
-#: The fields of an actum on the wire, in their order: the schema's (``ActumSerializer``)
-#: and those :func:`actum_wire` writes are these, the same list.
-ACTUM_FIELDS: tuple[str, ...] = tuple(ActumSerializer._declared_fields)
-
-# How DRF writes ``at`` (its DATETIME_FORMAT, the current time zone), as ActumSerializer
-# does; the other fields are written as they are (the enums: their values).
-_AT = serializers.DateTimeField(read_only=True)
-
-
-def _enum(kind: Any) -> Any:
-    return kind.value if isinstance(kind, Enum) else kind
-
-
-def _time_writer(field: serializers.DateTimeField) -> Callable[[Any], Any]:
-    """``field.to_representation``; where DRF writes ISO 8601 in a time zone, the same
-    text in fewer steps for the aware UTC times a store hands back (any other value
-    goes through DRF's own)."""
-    output_format = getattr(field, "format", api_settings.DATETIME_FORMAT)
-    zone = field.timezone if hasattr(field, "timezone") else field.default_timezone()
-    represent = field.to_representation
-    if zone is None or output_format is None or output_format.lower() != ISO_8601:
-        return represent
-
-    def write(value: Any) -> Any:
-        if value.__class__ is not dt.datetime or value.tzinfo is not dt.UTC:
-            return represent(value)
-        try:
-            text = value.astimezone(zone).isoformat()
-        except OverflowError:
-            return represent(value)  # (DRF's error)
-        return text[:-6] + "Z" if text.endswith("+00:00") else text
-
-    return write
-
-
-def actum_wire(actum: Actum, at: serializers.DateTimeField = _AT) -> dict[str, Any]:
-    """``actum`` as the API answers it: what ``ActumSerializer(actum).data`` is, the
-    same keys in the same order and the same values, built directly (DRF's field
-    objects take twenty times as long). ``at``: the field that writes the time."""
-    return _wire(actum, _time_writer(at))
-
-
-def _wire(actum: Actum, write: Callable[[Any], Any]) -> dict[str, Any]:
-    # (the keys in ACTUM_FIELDS's order, which a test holds)
-    at, redacted = actum.at, actum.redacted
-    return {
-        "id": actum.id,
-        "chronicum_id": actum.chronicum_id,
-        "kind": _enum(actum.kind),
-        "actor_kind": _enum(actum.actor_kind),
-        "actor": actum.actor,
-        "content": actum.content,
-        "at": None if at is None else write(at),
-        "call_id": actum.call_id,
-        "data": actum.data,
-        "recorded_by": actum.recorded_by,
-        "redacted": (
-            None if redacted is None else {"at": write(redacted.at), "reason": redacted.reason}
-        ),
-        "compacts": actum.compacts,
-    }
-
-
-def acta_wire(acta: Iterable[Actum]) -> list[dict[str, Any]]:
-    """:func:`actum_wire` of each actum, the current time zone read once for all."""
-    at = serializers.DateTimeField(read_only=True, default_timezone=_AT.default_timezone())
-    write = _time_writer(at)
-    return [_wire(actum, write) for actum in acta]
 
 
 class _FirstRefused(serializers.ListSerializer):  # type: ignore[type-arg]

@@ -51,7 +51,7 @@ from .agents import chronicarius_for
 from .inputs import arguments, names, owner_id
 from .renderers import dumps
 from .schema import _COMMON, _INVALID, CHRONICUM_ID, RETRY_AFTER, query_parameters
-from .serializers import actum_wire
+from .wire import actum_wire
 
 __all__ = ["ActaStreamMixin", "event"]
 

@@ -65,9 +65,10 @@ from .renderers import (
     raw_renderer,
     takes_raw,
 )
-from .serializers import ChronicumSerializer, acta_wire, actum_wire
+from .serializers import ChronicumSerializer
 from .state import StateMixin
 from .stream import STREAM, ActaStreamMixin
+from .wire import acta_wire, actum_wire
 
 __all__ = ["BaseViewSet", "ChronicumViewSet"]
 

@@ -12,7 +12,8 @@ from django.utils import timezone
 from rest_framework.settings import api_settings
 
 from chronica import ActorKind, Actum, ActumKind, Redaction
-from chronica.api.serializers import ACTUM_FIELDS, ActumSerializer, acta_wire, actum_wire
+from chronica.api.serializers import ActumSerializer
+from chronica.api.wire import ACTUM_FIELDS, acta_wire, actum_wire
 from chronica.validation.jsondata import RawJSON
 
 AT = dt.datetime(2026, 3, 6, 19, 30, 5, 123456, tzinfo=dt.UTC)
