@@ -15,6 +15,13 @@ wheel installed into a new project, the browser, the 2,000-round HTTP race, PgBo
 the replica clusters) run on the newest pair only; where Python 3.13 is missing they
 run on the venv's pair instead, and the newest pair's legs say why they did not run.
 
+The slow tests (``@pytest.mark.slow``: the demo, the example project's servers, workers
+and agents in processes of their own, the framework differentials, the lock races) run
+on each database and on each pair once, not four times: the venv's pair on SQLite, the
+newest pair on PostgreSQL (``CHRONICA_SLOW=elsewhere`` skips them in the other two legs,
+saying where they run). A test of one database only runs on that database's leg of the
+two (the SQLite lock races: the venv's pair; the PostgreSQL demo: the newest pair).
+
 ``python scripts/ci.py [LEG ...]`` runs the named legs (all by default). Logs go to
 ``.ci-logs/<leg>.log``; a failed leg's tail is printed at the end.
 """
@@ -52,8 +59,9 @@ class Leg:
         return LOGS / f"{self.name}.log"
 
 
-def suite(db: str, leg: str, redis: int, once: bool) -> dict[str, str]:
-    """The environment of a pytest leg: its own database, file and Redis database."""
+def suite(db: str, leg: str, redis: int, once: bool, slow: bool = True) -> dict[str, str]:
+    """The environment of a pytest leg: its own database, file and Redis database;
+    ``slow``: with the slow tests (see the module's docstring)."""
     env = {
         "PYTHONWARNINGS": "error::DeprecationWarning",
         "CHRONICA_TEST_DB": db,
@@ -65,6 +73,8 @@ def suite(db: str, leg: str, redis: int, once: bool) -> dict[str, str]:
     }
     if not once:
         env["CHRONICA_ONCE"] = "elsewhere"
+    if not slow:
+        env["CHRONICA_SLOW"] = "elsewhere"
     return env
 
 
@@ -95,7 +105,11 @@ def legs(newest: bool) -> list[Leg]:
             {"DJANGO_SETTINGS_MODULE": "tests.settings", "NO_MKDOCS_2_WARNING": "1"},
         ),
         Leg("sqlite", [pytest], suite("sqlite", "sqlite", 11, once=not newest)),
-        Leg("postgres", [pytest], suite("postgres", "postgres", 12, once=not newest)),
+        Leg(
+            "postgres",
+            [pytest],
+            suite("postgres", "postgres", 12, once=not newest, slow=not newest),
+        ),
     ]
     if newest:
         nox = [str(BIN / "nox"), "--no-install", "--reuse-existing-virtualenvs", "-s", "tests"]
@@ -103,7 +117,7 @@ def legs(newest: bool) -> list[Leg]:
             Leg(
                 "newest-sqlite",
                 [[*nox, "--", "sqlite", "-m", "not once", slowest]],
-                suite("sqlite", "newest-sqlite", 13, True),
+                suite("sqlite", "newest-sqlite", 13, True, slow=False),
             ),
             # The once-per-build tests (LangGraph's and the SDK's own suites, the HTTP
             # races, PgBouncer, the clusters, the browser) take minutes of waiting: a leg

@@ -59,16 +59,30 @@ TransactionTestCase._fixture_teardown = _flush_keeping_migrate_rows  # type: ign
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``make test`` runs the once-per-build checks in the newest pair's legs only
-    (scripts/ci.py): the other legs skip them, saying where they run."""
-    if os.environ.get("CHRONICA_ONCE") != "elsewhere":
-        return
-    elsewhere = pytest.mark.skip(
-        reason="once per build: make test runs it in the newest pair's legs (scripts/ci.py)"
-    )
-    for item in items:
-        if item.get_closest_marker("once") is not None:
-            item.add_marker(elsewhere)
+    """``make test`` runs the once-per-build checks in the newest pair's legs only, and
+    the slow tests once on each database and each pair (scripts/ci.py): the other legs
+    skip them, saying where they run."""
+    skips = []
+    if os.environ.get("CHRONICA_ONCE") == "elsewhere":
+        skips.append(
+            (
+                "once",
+                "once per build: make test runs it in the newest pair's legs (scripts/ci.py)",
+            )
+        )
+    if os.environ.get("CHRONICA_SLOW") == "elsewhere":
+        skips.append(
+            (
+                "slow",
+                "slow: make test runs it on SQLite on the venv's pair and on PostgreSQL on"
+                " the newest pair (scripts/ci.py)",
+            )
+        )
+    for marker, reason in skips:
+        elsewhere = pytest.mark.skip(reason=reason)
+        for item in items:
+            if item.get_closest_marker(marker) is not None:
+                item.add_marker(elsewhere)
 
 
 def pytest_configure(config: pytest.Config) -> None:
