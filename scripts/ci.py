@@ -17,12 +17,10 @@ run on the venv's pair instead, and the newest pair's legs say why they did not 
 
 The slow tests (``@pytest.mark.slow``: the demo, the example project's servers, workers
 and agents in processes of their own, the framework differentials, the lock races) run
-on each database and on each pair once, not four times: the venv's pair on PostgreSQL,
-the newest pair on SQLite (``CHRONICA_SLOW=elsewhere`` skips them in the other two legs,
-saying where they run): the newest PostgreSQL leg, which shares its server with the once
-leg beside it and starts after the newest venv is in, is the longest without them. A test
-of one database only runs on that database's leg of the two (the SQLite lock races: the
-newest pair; the PostgreSQL demo: the venv's pair).
+on each database and on each pair once, not four times: the venv's pair on SQLite, the
+newest pair on PostgreSQL (``CHRONICA_SLOW=elsewhere`` skips them in the other two legs,
+saying where they run). A test of one database only runs on that database's leg of the
+two (the SQLite lock races: the venv's pair; the PostgreSQL demo: the newest pair).
 
 ``python scripts/ci.py [LEG ...]`` runs the named legs (all by default). Logs go to
 ``.ci-logs/<leg>.log``; a failed leg's tail is printed at the end.
@@ -106,11 +104,11 @@ def legs(newest: bool) -> list[Leg]:
             ],
             {"DJANGO_SETTINGS_MODULE": "tests.settings", "NO_MKDOCS_2_WARNING": "1"},
         ),
-        Leg("sqlite", [pytest], suite("sqlite", "sqlite", 11, once=not newest, slow=not newest)),
+        Leg("sqlite", [pytest], suite("sqlite", "sqlite", 11, once=not newest)),
         Leg(
             "postgres",
             [pytest],
-            suite("postgres", "postgres", 12, once=not newest),
+            suite("postgres", "postgres", 12, once=not newest, slow=not newest),
         ),
     ]
     if newest:
@@ -119,7 +117,7 @@ def legs(newest: bool) -> list[Leg]:
             Leg(
                 "newest-sqlite",
                 [[*nox, "--", "sqlite", "-m", "not once", slowest]],
-                suite("sqlite", "newest-sqlite", 13, True),
+                suite("sqlite", "newest-sqlite", 13, True, slow=False),
             ),
             # The once-per-build tests (LangGraph's and the SDK's own suites, the HTTP
             # races, PgBouncer, the clusters, the browser) take minutes of waiting: a leg
@@ -132,7 +130,7 @@ def legs(newest: bool) -> list[Leg]:
             Leg(
                 "newest-postgres",
                 [[*nox, "--", "postgres", "-m", "not once", slowest]],
-                suite("postgres", "newest-postgres", 14, True, slow=False),
+                suite("postgres", "newest-postgres", 14, True),
             ),
             Leg(
                 "newest-postgres-once",

@@ -74,7 +74,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         skips.append(
             (
                 "slow",
-                "slow: make test runs it on PostgreSQL on the venv's pair and on SQLite on"
+                "slow: make test runs it on SQLite on the venv's pair and on PostgreSQL on"
                 " the newest pair (scripts/ci.py)",
             )
         )
