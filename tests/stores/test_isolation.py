@@ -210,6 +210,14 @@ def test_the_memory_store_checks_the_owner_under_the_chronicums_lock():
 # -- over HTTP, with real concurrent clients ------------------------------------------
 
 ROUNDS = int(os.environ.get("CHRONICA_RACE_ROUNDS", "2000"))
+# The replay race on SQLite: fewer rounds. There a write holds the database's write lock
+# from its first statement to its commit, its replay read included, so no delete or
+# other owner's write lands between them: with the replay's owner check taken out (the
+# leak of 0fb74df), 2,000 rounds on SQLite never failed, where 100 on PostgreSQL failed
+# in 2 runs of 3 (measured, stop 47). tests/stores/test_replay_isolation.py pauses
+# between the statements and catches it on both databases; what this race still checks on
+# SQLite (no 500, a replay answers the key's own acta) needs no more rounds.
+REPLAY_ROUNDS_ON_SQLITE = min(ROUNDS, 200)
 GROUPS = 4  # groups of three clients racing at once, each on IDs of its own
 
 
@@ -354,16 +362,16 @@ def test_over_http_no_write_of_ardians_lands_in_rafas_chronicum(gunicorn, ardian
             assert answers[call][status], answers
 
 
-def _rounds(groups: list[list[Callable[[int], None]]]) -> None:
-    """Run each group's steps at once, ROUNDS rounds spread over the groups; fail with
-    the first error."""
+def _rounds(groups: list[list[Callable[[int], None]]], count: int = ROUNDS) -> None:
+    """Run each group's steps at once, ``count`` rounds spread over the groups; fail
+    with the first error."""
     errors: list[BaseException] = []
     barriers = [threading.Barrier(len(steps)) for steps in groups]
 
     def racer(group: int, step: Callable[[int], None]) -> Callable[[], None]:
         def rounds() -> None:
             try:
-                for n in range(group, ROUNDS, len(groups)):
+                for n in range(group, count, len(groups)):
                     barriers[group].wait(60)
                     step(n)
             except BaseException as exc:
@@ -393,7 +401,8 @@ def test_over_http_a_replay_never_answers_rafas_acta(slow_statements, ardian, ra
     batch) and retries, the retry pausing 30 ms between its statements; meanwhile
     ardian deletes X and rafa writes into X (creating it) with the same key. No answer
     ardian gets holds anything of rafa's; a replay answers what the key stored for
-    ardian; a retry is never a 500 nor an empty replay (four groups, 2,000 rounds)."""
+    ardian; a retry is never a 500 nor an empty replay (four groups, 2,000 rounds; 200 on
+    SQLite, REPLAY_ROUNDS_ON_SQLITE says why)."""
     from rest_framework.authtoken.models import Token
 
     tokens = {user.username: Token.objects.create(user=user).key for user in (ardian, rafa)}
@@ -453,8 +462,10 @@ def test_over_http_a_replay_never_answers_rafas_acta(slow_statements, ardian, ra
 
         return [ardian_retries, rafa_takes_x]
 
-    _rounds([group() for _ in range(GROUPS)])
-    print(f"{ROUNDS} rounds: {dict(answers)}")
+    on_sqlite = connections["default"].vendor == "sqlite"
+    rounds = REPLAY_ROUNDS_ON_SQLITE if on_sqlite else ROUNDS
+    _rounds([group() for _ in range(GROUPS)], rounds)
+    print(f"{rounds} rounds: {dict(answers)}")
     # The calls did race: the retry was a replay in some rounds and refused in others.
     assert answers["retry"][200], answers
     assert answers["retry"][404], answers

@@ -27,6 +27,11 @@ globals().update(SYNC)
 globals().update(
     {f"{name}_async": test for name, test in ASYNC.items() if name not in NOT_CHRONICA_STORES}
 )
+# 6,000 concurrent calls (15-20 s of processor a leg, the heaviest of the suite): once on
+# each database and each pair, as the other slow tests (tests/conftest.py, scripts/ci.py).
+globals()["test_large_batches_async_async"] = pytest.mark.slow(
+    globals()["test_large_batches_async_async"]
+)
 
 
 @pytest.fixture
