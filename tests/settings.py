@@ -22,6 +22,9 @@ if TEST_DB == "postgres":
     DATABASES = {
         "default": {
             **dj_database_url.parse(PG_URL),
+            # Django's backend, but for the flush between transactional tests
+            # (tests/backends: content types and permissions kept).
+            "ENGINE": "tests.backends.postgresql",
             # A timeout, as chronica.W002 asks, and keepalives, as chronica.W004 asks: a
             # test never hangs on a dead server.
             "OPTIONS": {
@@ -56,8 +59,10 @@ elif TEST_DB == "sqlite":
     DATABASES = {
         "default": {
             # Django's default SQLite options on purpose: chronica must not need
-            # a special transaction_mode or journal mode to queue its writers.
-            "ENGINE": "django.db.backends.sqlite3",
+            # a special transaction_mode or journal mode to queue its writers. Django's
+            # backend, but for the flush between transactional tests (tests/backends:
+            # content types and permissions kept).
+            "ENGINE": "tests.backends.sqlite3",
             "NAME": sqlite_file,
             "TEST": {"NAME": sqlite_file},
         }
