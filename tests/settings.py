@@ -15,6 +15,15 @@ TIME_ZONE = "UTC"
 ALLOWED_HOSTS = ["*"]
 
 TEST_DB = os.environ.get("CHRONICA_TEST_DB", "sqlite")
+
+# Django's backends, but for the flush between transactional tests (tests/backends:
+# content types and permissions kept). LangGraph's and the SDK's own suites load these
+# settings by path (runpy) beside a ``tests`` package of their own, which ours must not
+# shadow: Django's backends there.
+if __name__ == "tests.settings":
+    engines = {"postgres": "tests.backends.postgresql", "sqlite": "tests.backends.sqlite3"}
+else:
+    engines = {"postgres": "django.db.backends.postgresql", "sqlite": "django.db.backends.sqlite3"}
 PG_URL = os.environ.get("CHRONICA_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 
 
@@ -22,9 +31,7 @@ if TEST_DB == "postgres":
     DATABASES = {
         "default": {
             **dj_database_url.parse(PG_URL),
-            # Django's backend, but for the flush between transactional tests
-            # (tests/backends: content types and permissions kept).
-            "ENGINE": "tests.backends.postgresql",
+            "ENGINE": engines["postgres"],
             # A timeout, as chronica.W002 asks, and keepalives, as chronica.W004 asks: a
             # test never hangs on a dead server.
             "OPTIONS": {
@@ -59,10 +66,8 @@ elif TEST_DB == "sqlite":
     DATABASES = {
         "default": {
             # Django's default SQLite options on purpose: chronica must not need
-            # a special transaction_mode or journal mode to queue its writers. Django's
-            # backend, but for the flush between transactional tests (tests/backends:
-            # content types and permissions kept).
-            "ENGINE": "tests.backends.sqlite3",
+            # a special transaction_mode or journal mode to queue its writers.
+            "ENGINE": engines["sqlite"],
             "NAME": sqlite_file,
             "TEST": {"NAME": sqlite_file},
         }
