@@ -4,11 +4,13 @@ reading again on a fresh connection; none ends, none skips an actum."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
 import pytest
-from django.db import connection
+from asgiref.sync import sync_to_async
+from django.db import connection, connections
 
 from chronica import services
 
@@ -25,6 +27,17 @@ STREAMS = 12
 READS = "reads"
 """Not an application name: the connections the followers read through, Django's own
 (every backend of the test database but the listener, this test's and the killer's)."""
+
+
+@pytest.fixture(autouse=True)
+def no_killed_connection_left():
+    """What these tests kill includes the Django connection of asgiref's shared thread,
+    where every ``asyncio.run``'s thread-sensitive ``sync_to_async`` runs, test after
+    test (``chronica_follow``'s reads do): closed after each test, so that a later
+    test's first statement there does not meet a killed backend (it did, once, in
+    stop 47's rehearsal: ``AdminShutdown`` in tests/commands/test_actor_flag.py)."""
+    yield
+    asyncio.run(sync_to_async(connections.close_all, thread_sensitive=True)())
 
 
 def my_backend() -> int:
