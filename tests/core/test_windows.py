@@ -285,8 +285,9 @@ class TestSettings:
 # -- a model of the window, checked against both stores ---------------------------
 
 
-def model(acta, counts, *, kinds, actor_kinds, last_n, max_tokens, whole, before):
-    """The rules as a reader states them, independently of chronica.windows."""
+def model(acta, counts, *, kinds, actor_kinds, last_n, max_tokens, whole, before, max_bytes=None):
+    """The rules as a reader states them, independently of chronica.windows; ``max_bytes``
+    (``get_acta_page``'s): the UTF-8 bytes of content, newest first, the newest always."""
     if before is not None:
         acta = acta[: [a.id for a in acta].index(before)]
     passing = [
@@ -294,13 +295,16 @@ def model(acta, counts, *, kinds, actor_kinds, last_n, max_tokens, whole, before
         for a, n in zip(acta, counts, strict=False)
         if (not kinds or a.kind in kinds) and (not actor_kinds or a.actor_kind in actor_kinds)
     ]
-    window, spent = [], 0
+    window, spent, weight = [], 0, 0
     for actum, n in reversed(passing):
         if last_n > 0 and len(window) == last_n:
             break
         if max_tokens is not None and spent + n > max_tokens:
             break
-        spent += n
+        size = len(actum.content.encode())
+        if max_bytes is not None and window and weight + size > max_bytes:
+            break
+        spent, weight = spent + n, weight + size
         window.insert(0, actum)
     if whole:
         calls = {a.call_id for a in window if a.kind == REQ and a.call_id}
@@ -315,7 +319,9 @@ def model_page(acta, counts, **q):
     q = {**q, "whole": False}
     window = model(acta, counts, **q)
     older = acta[: acta.index(window[0])] if window else []
-    passing = model(older, counts, **{**q, "last_n": 1, "max_tokens": None, "before": None})
+    passing = model(
+        older, counts, **{**q, "last_n": 1, "max_tokens": None, "before": None, "max_bytes": None}
+    )
     return ActaPage(whole, window[0].id if window and passing else None)
 
 
@@ -337,6 +343,7 @@ queries = st.fixed_dictionaries(
         "max_tokens": st.one_of(st.none(), st.integers(0, 60)),
         "whole": st.booleans(),
         "before": st.one_of(st.none(), st.integers(0, 30)),
+        "max_bytes": st.one_of(st.none(), st.integers(1, 40)),
     }
 )
 
@@ -372,9 +379,9 @@ def check_model(c: Chronicarius, chronicum_id: str, rows, many) -> None:
             "before": before,
         }
         got = c.get_acta(OWNER, chronicum_id, **window)
-        want = model(stored, counts, **{**q, "before": before})
+        want = model(stored, counts, **{**q, "before": before, "max_bytes": None})
         assert got == want, q
-        page = c.get_acta_page(OWNER, chronicum_id, **window)
+        page = c.get_acta_page(OWNER, chronicum_id, **window, max_bytes=q["max_bytes"])
         assert page == model_page(stored, counts, **{**q, "before": before}), q
 
 
@@ -480,3 +487,26 @@ def test_any_last_n_an_int_can_be_is_a_window(last_n):
     page = services.get_acta_page(OWNER, CHRONICUM, last_n=last_n, max_bytes=10**6)
     assert page.acta == stored
     assert services.get_acta(OWNER, CHRONICUM, last_n=last_n, max_tokens=10**9) == stored
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "last_n", [5, 40, 0, 10**6], ids=["under", "over-the-budget", "no-limit", "huge-limit"]
+)
+def test_a_byte_budget_sends_about_the_budget(last_n):
+    """The database sends the acta that fit whole, then at most the limit's rows without
+    their content, and never more than one such row where the limit (or none) would let
+    a long session send them all: a byte budget bounds what crosses the wire."""
+    for n in range(60):
+        services.record_actum(OWNER, scenario.booking_reply(f"{n:02d}" + "x" * 98))
+    query = ActaQuery(last_n=last_n, max_bytes=250)
+    (text, params), page = dialect_of(connection).window(OWNER, CHRONICUM, query)
+    with connection.cursor() as cursor:
+        cursor.execute(text, params)
+        rows = cursor.fetchall()
+    whole = [row for row in rows if row[3 + 4] is not None]  # (found, before, fits, id, ...)
+    assert [row[3 + 4][:2] for row in whole] == ["59", "58"][: min(last_n or 2, 2)]
+    assert len(rows) <= max(last_n + 1, 3) if 0 < last_n <= 1000 else len(rows) == 3
+    acta, more = page(rows)
+    assert [a.content[:2] for a in acta] == ["58", "59"][-min(last_n or 2, 2) :]
+    assert more

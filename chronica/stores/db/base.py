@@ -90,12 +90,9 @@ class BaseDialect:
             columns=self.columns(),
             a_columns=self.columns("a."),
             fits=sql.FITS,
-            fitting_columns=", ".join(
-                f"CASE WHEN {sql.FITS} THEN r.{column} END"
-                if column in ("content", "data")
-                else "r." + column
-                for column in sql.ACTUM_COLUMNS
-            ),
+            fitting_columns=sql.fitting(sql.FITS),
+            fits_cut=sql.FITS_CUT,
+            fitting_columns_cut=sql.fitting(sql.FITS_CUT),
             size=self.size(),
             a_size=self.size("a."),
             count=f"COALESCE(a.tokens, {self.estimate('a.')})",
@@ -177,7 +174,10 @@ class BaseDialect:
             params["max_bytes"] = query.max_bytes
             if last_n is not None:
                 params["last_n"] = last_n
-            text = self.statement("WINDOW_WITHIN_BYTES", owned).format(
+            short = last_n is not None and last_n <= sql.BYTES_WINDOW_ROWS
+            text = self.statement(
+                "WINDOW_WITHIN_BYTES" if short else "WINDOW_WITHIN_BYTES_CUT", owned
+            ).format(
                 filters=where,
                 before=before,
                 limit="" if last_n is None else " LIMIT CAST(%(last_n)s AS BIGINT) + 1",
@@ -206,7 +206,8 @@ class BaseDialect:
             if tokens:
                 more = bool(kept) and bool(rows[0][2])
             elif within_bytes and kept and not rows[-1][2]:
-                kept.pop()  # the first actum that did not fit: an older page exists
+                # The first actum that did not fit, and those after it: an older page.
+                del kept[next(i for i, row in enumerate(rows) if not row[2]) :]
                 more = True
             else:
                 # (the extra row of LIMIT last_n + 1 says so)
