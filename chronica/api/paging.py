@@ -15,8 +15,8 @@ import base64
 import binascii
 import datetime as dt
 import json
+from urllib.parse import urlencode
 
-from django.http import QueryDict
 from django.utils.encoding import escape_uri_path
 from rest_framework.request import Request
 
@@ -55,13 +55,12 @@ def position_of(cursor: str, owner: str) -> Chronicum:
 
 
 def link_to(request: Request, **changes: str) -> str:
-    """The absolute URL of this request with ``changes`` made to its query."""
-    # QueryDict.copy() deep-copies every value; a new one over the same lists will do,
-    # as setting a name replaces its list of values, never changes it.
+    """The absolute URL of this request with ``changes`` made to its query (each
+    changed parameter in its place, a new one last), encoded as ``QueryDict.urlencode``
+    encodes it."""
     params = request.query_params
-    query = QueryDict(mutable=True, encoding=params.encoding)
-    for key, values in params.lists():
-        query.setlist(key, values)
+    query = dict(params.lists())
     for name, value in changes.items():
-        query[name] = value
-    return request.build_absolute_uri(f"{escape_uri_path(request.path)}?{query.urlencode()}")
+        query[name] = [value]
+    encoded = urlencode(query, doseq=True, encoding=params.encoding or "utf-8")
+    return request.build_absolute_uri(f"{escape_uri_path(request.path)}?{encoded}")
