@@ -17,11 +17,10 @@ run on the venv's pair instead, and the newest pair's legs say why they did not 
 
 The slow tests (``@pytest.mark.slow``: the demo, the example project's servers, workers
 and agents in processes of their own, the framework differentials, the lock races) run
-on each database once and on each pair once, not four times, split in two halves by a
-hash of their test ID (``CHRONICA_SLOW=half:0|half:1``, ``tests/conftest.py``): half 0
-on SQLite on the venv's pair and on PostgreSQL on the newest pair, half 1 the other way
-round, so that no suite leg carries them all. A test of one database only runs once, on
-the pair of its half.
+on each database and on each pair once, not four times: the venv's pair on SQLite, the
+newest pair on PostgreSQL (``CHRONICA_SLOW=elsewhere`` skips them in the other two legs,
+saying where they run). A test of one database only runs on that database's leg of the
+two (the SQLite lock races: the venv's pair; the PostgreSQL demo: the newest pair).
 
 ``python scripts/ci.py [LEG ...]`` runs the named legs (all by default). Logs go to
 ``.ci-logs/<leg>.log``; a failed leg's tail is printed at the end.
@@ -60,10 +59,9 @@ class Leg:
         return LOGS / f"{self.name}.log"
 
 
-def suite(db: str, leg: str, redis: int, once: bool, slow: bool | str = True) -> dict[str, str]:
+def suite(db: str, leg: str, redis: int, once: bool, slow: bool = True) -> dict[str, str]:
     """The environment of a pytest leg: its own database, file and Redis database;
-    ``slow``: with the slow tests, without them (``False``) or with one half of them
-    (``"half:0"``, ``"half:1"``; see the module's docstring)."""
+    ``slow``: with the slow tests (see the module's docstring)."""
     env = {
         "PYTHONWARNINGS": "error::DeprecationWarning",
         "CHRONICA_TEST_DB": db,
@@ -75,10 +73,8 @@ def suite(db: str, leg: str, redis: int, once: bool, slow: bool | str = True) ->
     }
     if not once:
         env["CHRONICA_ONCE"] = "elsewhere"
-    if slow is False:
+    if not slow:
         env["CHRONICA_SLOW"] = "elsewhere"
-    elif isinstance(slow, str):
-        env["CHRONICA_SLOW"] = slow
     return env
 
 
@@ -108,15 +104,11 @@ def legs(newest: bool) -> list[Leg]:
             ],
             {"DJANGO_SETTINGS_MODULE": "tests.settings", "NO_MKDOCS_2_WARNING": "1"},
         ),
-        Leg(
-            "sqlite",
-            [pytest],
-            suite("sqlite", "sqlite", 11, once=not newest, slow="half:0" if newest else True),
-        ),
+        Leg("sqlite", [pytest], suite("sqlite", "sqlite", 11, once=not newest)),
         Leg(
             "postgres",
             [pytest],
-            suite("postgres", "postgres", 12, once=not newest, slow="half:1" if newest else True),
+            suite("postgres", "postgres", 12, once=not newest, slow=not newest),
         ),
     ]
     if newest:
@@ -125,7 +117,7 @@ def legs(newest: bool) -> list[Leg]:
             Leg(
                 "newest-sqlite",
                 [[*nox, "--", "sqlite", "-m", "not once", slowest]],
-                suite("sqlite", "newest-sqlite", 13, True, slow="half:1"),
+                suite("sqlite", "newest-sqlite", 13, True, slow=False),
             ),
             # The once-per-build tests (LangGraph's and the SDK's own suites, the HTTP
             # races, PgBouncer, the clusters, the browser) take minutes of waiting: a leg
@@ -138,7 +130,7 @@ def legs(newest: bool) -> list[Leg]:
             Leg(
                 "newest-postgres",
                 [[*nox, "--", "postgres", "-m", "not once", slowest]],
-                suite("postgres", "newest-postgres", 14, True, slow="half:0"),
+                suite("postgres", "newest-postgres", 14, True),
             ),
             Leg(
                 "newest-postgres-once",

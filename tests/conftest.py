@@ -5,7 +5,6 @@ import socket
 import sqlite3
 import threading
 import time
-import zlib
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -71,28 +70,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 "once per build: make test runs it in the newest pair's legs (scripts/ci.py)",
             )
         )
-    slow = os.environ.get("CHRONICA_SLOW", "")
-    if slow == "elsewhere":
-        skips.append(("slow", "slow: make test runs it in the other legs (scripts/ci.py)"))
+    if os.environ.get("CHRONICA_SLOW") == "elsewhere":
+        skips.append(
+            (
+                "slow",
+                "slow: make test runs it on SQLite on the venv's pair and on PostgreSQL on"
+                " the newest pair (scripts/ci.py)",
+            )
+        )
     for marker, reason in skips:
         elsewhere = pytest.mark.skip(reason=reason)
         for item in items:
             if item.get_closest_marker(marker) is not None:
                 item.add_marker(elsewhere)
-    if slow.startswith("half:"):
-        # This leg's half of the slow tests (scripts/ci.py): the other half runs in this
-        # database's leg on the other pair.
-        other = pytest.mark.skip(
-            reason="slow: make test runs it on this database on the other pair (scripts/ci.py)"
-        )
-        for item in items:
-            if item.get_closest_marker("slow") is not None and slow_half(item.nodeid) != slow:
-                item.add_marker(other)
-
-
-def slow_half(nodeid: str) -> str:
-    """The half of the slow tests a test belongs to: ``half:0`` or ``half:1``."""
-    return f"half:{zlib.crc32(nodeid.encode()) % 2}"
 
 
 def pytest_configure(config: pytest.Config) -> None:
