@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -224,9 +225,31 @@ class TestRoundTrips:
         services.record_actum(OWNER, scenario.acta()[0])
         sqls = self.queries(lambda: services.get_acta(OWNER, CHRONICUM, kinds=["thought"]))
         assert len(sqls) == 1, sqls
-        with pytest.raises(ChronicumNotFound):
-            sqls = self.queries(lambda: services.get_acta("rafa", CHRONICUM))
+        with CaptureQueriesContext(connection) as ctx, pytest.raises(ChronicumNotFound):
+            services.get_acta("rafa", CHRONICUM)
+        assert len(ctx.captured_queries) == 1, ctx.captured_queries
+
+    @pytest.mark.parametrize("last_n", [20, 0], ids=["a-limit", "no-limit"])
+    def test_a_page_within_a_byte_budget_is_one_query(self, last_n):
+        """The API's window (a byte budget; whether an older page exists told by the same
+        read) is one statement, with a limit or without; so are an empty page and another
+        owner's chronicum."""
+        for actum in scenario.acta():
+            services.record_actum(OWNER, actum)
+
+        def page(owner: str, **filters: Any) -> object:
+            return services.get_acta_page(
+                owner, CHRONICUM, last_n=last_n, max_bytes=10**6, raw_data=True, **filters
+            )
+
+        sqls = self.queries(lambda: page(OWNER))
         assert len(sqls) == 1, sqls
+        assert reads_acta(sqls[0]), sqls
+        sqls = self.queries(lambda: page(OWNER, actors=["nobody"]))
+        assert len(sqls) == 1, sqls
+        with CaptureQueriesContext(connection) as ctx, pytest.raises(ChronicumNotFound):
+            page("rafa")
+        assert len(ctx.captured_queries) == 1, ctx.captured_queries
 
 
 def reads_acta(sql: str) -> bool:
