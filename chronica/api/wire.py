@@ -15,7 +15,7 @@ from typing import Any
 from rest_framework import ISO_8601, serializers
 from rest_framework.settings import api_settings
 
-from ..values import ActorKind, Actum, ActumKind
+from ..values import Actum
 from .serializers import ActumSerializer
 
 __all__ = ["ACTUM_FIELDS", "acta_wire", "actum_wire"]
@@ -73,13 +73,12 @@ def actum_wire(actum: Actum) -> dict[str, Any]:
 
 def _wire(actum: Actum, write: Callable[[Any], Any]) -> dict[str, Any]:
     # (the keys in ACTUM_FIELDS's order, which a test holds)
-    at, redacted, kind, actor_kind = actum.at, actum.redacted, actum.kind, actum.actor_kind
+    at, redacted = actum.at, actum.redacted
     return {
         "id": actum.id,
         "chronicum_id": actum.chronicum_id,
-        # (an Actum's kinds are members, but for one a caller made of unknown strings)
-        "kind": kind.value if kind.__class__ is ActumKind else _enum(kind),
-        "actor_kind": actor_kind.value if actor_kind.__class__ is ActorKind else _enum(actor_kind),
+        "kind": _enum(actum.kind),
+        "actor_kind": _enum(actum.actor_kind),
         "actor": actum.actor,
         "content": actum.content,
         "at": None if at is None else write(at),
