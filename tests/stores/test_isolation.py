@@ -218,6 +218,13 @@ ROUNDS = int(os.environ.get("CHRONICA_RACE_ROUNDS", "2000"))
 # between the statements and catches it on both databases; what this race still checks on
 # SQLite (no 500, a replay answers the key's own acta) needs no more rounds.
 REPLAY_ROUNDS_ON_SQLITE = min(ROUNDS, 200)
+# The write race on SQLite: 200 rounds as well. There the same lock makes a write one
+# step, so what the race can meet is the order of whole requests, which 200 rounds
+# cover: with the owner check taken out of SQLite's write (its upsert and its UPDATE), 200
+# rounds failed in 3 runs of 3 (6 of ardian's acta in rafa's chronica each time), and so
+# did 200 rounds against a check made in a statement before the write's transaction (a
+# check-then-write, the bug of issue 20), 3 of 3 (measured, stop 49).
+WRITE_ROUNDS_ON_SQLITE = min(ROUNDS, 200)
 GROUPS = 4  # groups of three clients racing at once, each on IDs of its own
 
 
@@ -280,7 +287,8 @@ def _gunicorn(tmp_path: Path, settings: str) -> Iterator[str]:
 @pytest.mark.once
 def test_over_http_no_write_of_ardians_lands_in_rafas_chronicum(gunicorn, ardian, rafa):
     """Each round, at once: ardian's booking agent posts into a new X, ardian deletes X
-    and rafa creates X (four groups of these three clients at once, 2,000 rounds). Every
+    and rafa creates X (four groups of these three clients at once, 2,000 rounds; 200 on
+    SQLite, WRITE_ROUNDS_ON_SQLITE says why). Every
     actum ardian was told is stored (201) is in ardian's X or went with the delete;
     rafa's chronica hold nothing of ardian's."""
     from rest_framework.authtoken.models import Token
@@ -317,6 +325,8 @@ def test_over_http_no_write_of_ardians_lands_in_rafas_chronicum(gunicorn, ardian
     ]
     errors: list[BaseException] = []
     barriers: list[threading.Barrier] = []
+    on_sqlite = connections["default"].vendor == "sqlite"
+    rounds_here = WRITE_ROUNDS_ON_SQLITE if on_sqlite else ROUNDS
 
     def racer(group: int, step: Callable[[Client, str], None], token: str, late: float) -> Any:
         """One of the three clients of a group: its part of each of the group's rounds."""
@@ -325,7 +335,7 @@ def test_over_http_no_write_of_ardians_lands_in_rafas_chronicum(gunicorn, ardian
         def rounds() -> None:
             client, spread = Client(gunicorn, token), random.Random(f"{group}-{late}")
             try:
-                for n in range(group, ROUNDS, GROUPS):
+                for n in range(group, rounds_here, GROUPS):
                     start.wait(60)
                     time.sleep(spread.uniform(0, late))
                     step(client, f"race-{n}")
@@ -356,7 +366,7 @@ def test_over_http_no_write_of_ardians_lands_in_rafas_chronicum(gunicorn, ardian
         # gone with ardian's delete; never in rafa's.
         assert x not in rafas or (x, actum_id) not in kept
     # The three requests did race: every outcome of each happened.
-    print(f"{ROUNDS} rounds: {dict(answers)}")
+    print(f"{rounds_here} rounds: {dict(answers)}")
     for call, outcomes in (("create", (201, 409)), ("delete", (204, 404)), ("write", (201,))):
         for status in outcomes:
             assert answers[call][status], answers
