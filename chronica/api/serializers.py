@@ -282,9 +282,12 @@ class ActumWriteSerializer(serializers.Serializer[Any]):
         binding six fields a request, which took most of a write's validation."""
         if not isinstance(data, Mapping):
             raise refused(f"an actum must be a JSON object, not {json_type(data)}")
+        reading = _reading(type(self), bool(self.context.get("agent")))
+        if reading is None:  # a subclass with fields that judge their values
+            return super().to_internal_value(data)  # type: ignore[no-any-return]
         attrs: dict[str, Any] = {}
         missing: dict[str, list[ErrorDetail]] = {}
-        for name, default, required in _reading(bool(self.context.get("agent"))):
+        for name, default, required in reading:
             value = data.get(name, empty)
             if value is not empty:
                 attrs[name] = value
@@ -316,11 +319,17 @@ class ActumWriteSerializer(serializers.Serializer[Any]):
 
 
 @functools.cache
-def _reading(agent: bool) -> tuple[tuple[str, Any, Any], ...]:
-    """How ``ActumWriteSerializer`` reads a body (for an agent's credential or not): each
-    field's name, its default (``empty``: none), and its "required" message (lazy) where
-    it is required; taken from the fields ``get_fields`` makes, once."""
-    fields = ActumWriteSerializer(context={"agent": agent}).get_fields()
+def _reading(
+    serializer: type[ActumWriteSerializer], agent: bool
+) -> tuple[tuple[str, Any, Any], ...] | None:
+    """How ``serializer`` (``ActumWriteSerializer`` or a subclass) reads a body, for an
+    agent's credential or not: each field's name, its default (``empty``: none), and its
+    "required" message (lazy) where it is required; taken from the fields ``get_fields``
+    makes, once. ``None`` where a field judges its value (not ``_AsSent``): then DRF's
+    loop over the fields reads it."""
+    fields = serializer(context={"agent": agent}).get_fields()
+    if not all(isinstance(field, _AsSent) for field in fields.values()):
+        return None
     return tuple(
         (name, field.default, field.error_messages["required"] if field.required else None)
         for name, field in fields.items()

@@ -84,3 +84,19 @@ def test_the_required_message_is_in_the_language_of_the_request():
         german = _read(_chronica, {}, agent=False)
         assert german == _read(_drf, {}, agent=False)
     assert german[1]["kind"][0][0] == "Dieses Feld ist zwingend erforderlich."
+
+
+def test_a_subclass_whose_field_judges_its_value_is_read_by_drfs_loop():
+    """A project's subclass may give a field that refuses values (a ``CharField`` with
+    ``max_length``): its body is read by DRF's loop over the fields, which runs it."""
+
+    class Shorter(ActumWriteSerializer):
+        def get_fields(self) -> dict[str, serializers.Field]:  # type: ignore[type-arg]
+            fields = super().get_fields()
+            fields["actor"] = serializers.CharField(max_length=3)
+            return fields
+
+    body = {"kind": "message", "actor_kind": "agent", "actor": "booking"}
+    serializer = Shorter(data=body, context={"chronicum_id": "x", "agent": False})
+    assert not serializer.is_valid()
+    assert serializer.errors["actor"][0].code == "max_length"
