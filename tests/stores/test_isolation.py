@@ -210,22 +210,28 @@ def test_the_memory_store_checks_the_owner_under_the_chronicums_lock():
 # -- over HTTP, with real concurrent clients ------------------------------------------
 
 ROUNDS = int(os.environ.get("CHRONICA_RACE_ROUNDS", "2000"))
-# The replay race on SQLite: fewer rounds. There a write holds the database's write lock
-# from its first statement to its commit, its replay read included, so no delete or
-# other owner's write lands between them: with the replay's owner check taken out (the
-# leak of 0fb74df), 2,000 rounds on SQLite never failed, where 100 on PostgreSQL failed
-# in 2 runs of 3 (measured, stop 47). tests/stores/test_replay_isolation.py pauses
-# between the statements and catches it on both databases; what this race still checks on
-# SQLite (no 500, a replay answers the key's own acta) needs no more rounds.
-REPLAY_ROUNDS_ON_SQLITE = min(ROUNDS, 200)
-# The write race on SQLite: 200 rounds as well. There the same lock makes a write one
-# step, so what the race can meet is the order of whole requests, which 200 rounds
-# cover: with the owner check taken out of SQLite's write (its upsert and its UPDATE), 200
-# rounds failed in 3 runs of 3 (6 of ardian's acta in rafa's chronica each time), and so
-# did 200 rounds against a check made in a statement before the write's transaction (a
-# check-then-write, the bug of issue 20), 3 of 3 (measured, stop 49).
-WRITE_ROUNDS_ON_SQLITE = min(ROUNDS, 200)
+# The HTTP races on SQLite: 200 rounds (race_rounds()). There a write holds the
+# database's write lock from its first statement to its commit, its replay read included,
+# so no delete or other owner's write lands between them.
+# - The replay race: with the replay's owner check taken out (the leak of 0fb74df), 2,000
+#   rounds on SQLite never failed, where 100 on PostgreSQL failed in 2 runs of 3
+#   (measured, stop 47). tests/stores/test_replay_isolation.py pauses between the
+#   statements and catches it on both databases; what this race still checks on SQLite
+#   (no 500, a replay answers the key's own acta) needs no more rounds.
+# - The write race: the lock makes a write one step, so what the race can meet is the
+#   order of whole requests, which 200 rounds cover: with the owner check taken out of
+#   SQLite's write (its upsert and its UPDATE), 200 rounds failed in 3 runs of 3 (6 of
+#   ardian's acta in rafa's chronica each time), and so did 200 rounds against a check
+#   made in a statement before the write's transaction (a check-then-write, the bug of
+#   issue 20), 3 of 3 (measured, stop 49).
+ROUNDS_ON_SQLITE = min(ROUNDS, 200)
 GROUPS = 4  # groups of three clients racing at once, each on IDs of its own
+
+
+def race_rounds() -> int:
+    """The rounds of an HTTP race on this run's database (ROUNDS_ON_SQLITE says why
+    fewer on SQLite)."""
+    return ROUNDS_ON_SQLITE if connections["default"].vendor == "sqlite" else ROUNDS
 
 
 class Client:
@@ -288,7 +294,7 @@ def _gunicorn(tmp_path: Path, settings: str) -> Iterator[str]:
 def test_over_http_no_write_of_ardians_lands_in_rafas_chronicum(gunicorn, ardian, rafa):
     """Each round, at once: ardian's booking agent posts into a new X, ardian deletes X
     and rafa creates X (four groups of these three clients at once, 2,000 rounds; 200 on
-    SQLite, WRITE_ROUNDS_ON_SQLITE says why). Every
+    SQLite, ROUNDS_ON_SQLITE says why). Every
     actum ardian was told is stored (201) is in ardian's X or went with the delete;
     rafa's chronica hold nothing of ardian's."""
     from rest_framework.authtoken.models import Token
@@ -325,8 +331,7 @@ def test_over_http_no_write_of_ardians_lands_in_rafas_chronicum(gunicorn, ardian
     ]
     errors: list[BaseException] = []
     barriers: list[threading.Barrier] = []
-    on_sqlite = connections["default"].vendor == "sqlite"
-    rounds_here = WRITE_ROUNDS_ON_SQLITE if on_sqlite else ROUNDS
+    rounds_here = race_rounds()
 
     def racer(group: int, step: Callable[[Client, str], None], token: str, late: float) -> Any:
         """One of the three clients of a group: its part of each of the group's rounds."""
@@ -412,7 +417,7 @@ def test_over_http_a_replay_never_answers_rafas_acta(slow_statements, ardian, ra
     ardian deletes X and rafa writes into X (creating it) with the same key. No answer
     ardian gets holds anything of rafa's; a replay answers what the key stored for
     ardian; a retry is never a 500 nor an empty replay (four groups, 2,000 rounds; 200 on
-    SQLite, REPLAY_ROUNDS_ON_SQLITE says why)."""
+    SQLite, ROUNDS_ON_SQLITE says why)."""
     from rest_framework.authtoken.models import Token
 
     tokens = {user.username: Token.objects.create(user=user).key for user in (ardian, rafa)}
@@ -472,8 +477,7 @@ def test_over_http_a_replay_never_answers_rafas_acta(slow_statements, ardian, ra
 
         return [ardian_retries, rafa_takes_x]
 
-    on_sqlite = connections["default"].vendor == "sqlite"
-    rounds = REPLAY_ROUNDS_ON_SQLITE if on_sqlite else ROUNDS
+    rounds = race_rounds()
     _rounds([group() for _ in range(GROUPS)], rounds)
     print(f"{rounds} rounds: {dict(answers)}")
     # The calls did race: the retry was a replay in some rounds and refused in others.
