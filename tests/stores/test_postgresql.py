@@ -5,6 +5,7 @@ works as well with the prepared statements a project may turn on (server-side bi
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import importlib
 
 import pytest
@@ -125,3 +126,59 @@ def scenario_query():
     from chronica import ActaQuery
 
     return ActaQuery()
+
+
+def test_times_read_back_are_the_stored_moments_whatever_the_sessions_time_zone(postgres):
+    """A session whose time zone is not UTC (a project's OPTIONS, or a pooled server
+    connection another client left in Asia/Jakarta) hands times back with its offset:
+    chronica's reads take them as the moments they are. (Django's own loader, which the
+    ORM keeps, would stamp them UTC as they are written, seven hours off.)"""
+    first, *rest = scenario.acta()
+    stored = [services.record_actum(OWNER, first), *services.record_acta(OWNER, rest)]
+    chronicum = services.get_chronicum(OWNER, first.chronicum_id)
+    with connection.cursor() as cursor:
+        cursor.execute("SET TIME ZONE 'Asia/Jakarta'")
+    try:
+        assert services.get_acta(OWNER, first.chronicum_id) == stored
+        assert services.get_chronicum(OWNER, first.chronicum_id) == chronicum
+        view = services.get_state(OWNER, "ns", first.chronicum_id, acta=True, last_n=3)
+        assert (view.chronicum, view.acta) == (chronicum, stored[-3:])
+        assert services.list_chronica(OWNER) == [chronicum]
+        assert services.get_acta_page(OWNER, first.chronicum_id, last_n=2).acta == stored[-2:]
+        fork = services.fork_chronicum(OWNER, first.chronicum_id, new_id="dinner-fork")
+        assert fork.started_at > chronicum.started_at
+        assert fork.started_at - chronicum.started_at < dt.timedelta(minutes=5)
+        fork_ids = [a.id for a in services.get_acta(OWNER, fork.id)]
+        assert [a.at for a in services.get_acta(OWNER, fork.id)] == [a.at for a in stored]
+        redacted = services.redact_actum(OWNER, first.chronicum_id, stored[0].id, reason="test")
+        assert (redacted.at, redacted.id) == (stored[0].at, stored[0].id)
+        assert redacted.redacted.at - stored[-1].at < dt.timedelta(minutes=5)
+        assert redacted.redacted.at >= stored[-1].at
+        since = stored[0].at - dt.timedelta(seconds=1)
+        assert DjangoStore().redactions(OWNER, first.chronicum_id, since, 2**62) == [redacted]
+        summary = scenario.booking_reply("Ardian booked Rumah Teduh.", chronicum_id="dinner-fork")
+        compacted = services.compact(OWNER, "dinner-fork", [summary], through=fork_ids[-1])
+        assert abs(compacted[0].at - dt.datetime.now(dt.UTC)) < dt.timedelta(minutes=5)
+        assert services.get_acta(OWNER, "dinner-fork", compacted=False)[-1] == compacted[0]
+        assert services.pop_actum(OWNER, first.chronicum_id) == stored[-1]
+        again = services.record_actum(OWNER, scenario.booking_reply())
+        assert abs(again.at - dt.datetime.now(dt.UTC)) < dt.timedelta(minutes=5)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SET TIME ZONE 'UTC'")
+
+
+def test_a_read_of_chronicas_leaves_the_connections_time_loader_to_the_orm(postgres):
+    """chronica reads times with psycopg's own loader on its cursors only: the ORM's
+    (Django's, which makes times aware in its own way) stays the connection's."""
+    from psycopg.pq import Format
+
+    from chronica.models import Chronicum
+
+    services.record_actum(OWNER, scenario.acta()[0])
+    oid = connection.connection.adapters.types["timestamptz"].oid
+    before = connection.connection.adapters.get_loader(oid, Format.TEXT)
+    services.get_acta(OWNER, scenario.CHRONICUM)
+    assert connection.connection.adapters.get_loader(oid, Format.TEXT) is before
+    assert hasattr(before, "timezone")  # Django's
+    assert Chronicum.objects.get(id=scenario.CHRONICUM).started_at.tzinfo is dt.UTC

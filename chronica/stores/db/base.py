@@ -141,6 +141,10 @@ class BaseDialect:
         """A moment as this database's timestamp columns take it."""
         return connection.ops.adapt_datetimefield_value(moment)
 
+    def cursor(self, connection: BaseDatabaseWrapper) -> Any:
+        """A cursor for a read of chronica's that hands times to ``rows.utc``."""
+        return connection.cursor()
+
     # -- reads -------------------------------------------------------------------
 
     def window(
@@ -308,7 +312,7 @@ class BaseDialect:
         }
 
         def insert() -> int:
-            with connection.cursor() as cursor:
+            with self.cursor(connection) as cursor:
                 cursor.execute(self.statement("CREATE"), params)
                 return int(cursor.rowcount)
 
@@ -348,7 +352,7 @@ class BaseDialect:
         the same in fewer statements."""
 
         def write() -> Recorded | None:
-            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            with transaction.atomic(using=connection.alias), self.cursor(connection) as cursor:
                 if not self.lock_chronicum(cursor, owner_id, chronicum_id, credential):
                     self.check_credential(connection, cursor, credential)
                     if create != "missing" or owner_id is None:
@@ -455,7 +459,7 @@ class BaseDialect:
     def redact(self, connection: BaseDatabaseWrapper, params: dict[str, Any]) -> list[Any]:
         """Empty one actum of the owner's (``sql.REDACT``) and wake the chronicum's
         followers, in one transaction; the actum's row as it is now, or none."""
-        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        with transaction.atomic(using=connection.alias), self.cursor(connection) as cursor:
             cursor.execute(self.statement("REDACT"), params)
             rows: list[Any] = cursor.fetchall()
             if rows:

@@ -45,7 +45,7 @@ def compact(
     params: dict[str, Any] = {"chronicum_id": chronicum_id, "through": through}
 
     def write() -> Recorded | None:
-        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        with transaction.atomic(using=connection.alias), dialect.cursor(connection) as cursor:
             if not dialect.lock_chronicum(cursor, owner_id, chronicum_id, credential):
                 dialect.check_credential(connection, cursor, credential)
                 return None
@@ -125,7 +125,7 @@ def fork(
     }
 
     def write() -> Chronicum | None:
-        with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        with transaction.atomic(using=connection.alias), dialect.cursor(connection) as cursor:
             try:
                 with transaction.atomic(using=connection.alias):
                     cursor.execute(dialect.statement("FORK_CHRONICUM"), params)

@@ -139,7 +139,7 @@ def redactions(
     position: int,
 ) -> list[Actum]:
     when = dialect_of(connection).time(connection, since)
-    with connection.cursor() as cursor:
+    with dialect_of(connection).cursor(connection) as cursor:
         cursor.execute(
             STATEMENTS[_v(connection)]["REDACTIONS"],
             [chronicum_id, when, position, chronicum_id, owner_id],
@@ -174,7 +174,7 @@ def _delete_chronica(
 
 
 def _count(connection: BaseDatabaseWrapper, owner_id: str) -> dict[str, int]:
-    with connection.cursor() as cursor:
+    with dialect_of(connection).cursor(connection) as cursor:
         cursor.execute(STATEMENTS[_v(connection)]["COUNT_OWNER"], [owner_id] * 4)
         row = cursor.fetchone()
     return {CHRONICA: row[0], ACTA: row[1], STATES: row[2], CREDENTIALS: row[3]}
@@ -232,7 +232,7 @@ def erase(
     reason = stored[1] or reason
 
     def one_batch() -> tuple[int, int]:
-        with connection.cursor() as cursor:
+        with dialect_of(connection).cursor(connection) as cursor:
             removed, removed_acta = _delete_chronica(connection, cursor, owner_id, batch)
         if removed:
             # What an interrupted erasure had done, for the one that takes it up.
@@ -248,7 +248,7 @@ def erase(
 
     def last() -> tuple[dt.datetime, Counter[str]]:
         done = Counter(counts)
-        with connection.cursor() as cursor:
+        with dialect_of(connection).cursor(connection) as cursor:
             # The table's write lock: the writes under way commit first (and are
             # erased here), new ones wait until this commits.
             if getattr(dialect_of(connection), "erasure_lock", None):
@@ -300,11 +300,11 @@ def _expire_redact(
     when = dialect.time(connection, cutoff)
     of_kinds = [_listed(connection, sorted(kinds))] if kinds else []
     if dry_run:
-        with connection.cursor() as cursor:
+        with dialect.cursor(connection) as cursor:
             count = "COUNT_REDACT_KINDS" if kinds else "COUNT_REDACT"
             cursor.execute(STATEMENTS[vendor][count], [when, *of_kinds])
             return {ACTA: int(cursor.fetchone()[0])}
-    with connection.cursor() as cursor:
+    with dialect.cursor(connection) as cursor:
         cursor.execute(STATEMENTS[vendor]["SEQ_RANGE"])
         low, high = cursor.fetchone()
     if low is None:
@@ -319,7 +319,7 @@ def _expire_redact(
         end = start + batch
 
         def one(start: int = start, end: int = end) -> int:
-            with connection.cursor() as cursor:
+            with dialect.cursor(connection) as cursor:
                 cursor.execute(
                     STATEMENTS[vendor][redact], [now, reason, start, end, when, *of_kinds]
                 )
@@ -337,14 +337,14 @@ def _expire_delete(
     vendor = _v(connection)
     when = dialect.time(connection, cutoff)
     if dry_run:
-        with connection.cursor() as cursor:
+        with dialect.cursor(connection) as cursor:
             cursor.execute(STATEMENTS[vendor]["COUNT_INACTIVE"], [when, when])
             found = cursor.fetchone()
         return {CHRONICA: int(found[0]), ACTA: int(found[1])}
     counts: Counter[str] = Counter({CHRONICA: 0, ACTA: 0})
 
     def one() -> tuple[int, int, int]:
-        with connection.cursor() as cursor:
+        with dialect.cursor(connection) as cursor:
             # Locked by a write, the cutoff checked again on the locked row: a
             # chronicum written to meanwhile is kept.
             cursor.execute(STATEMENTS[vendor]["LOCK_INACTIVE"], [when, batch, when])

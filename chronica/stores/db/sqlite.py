@@ -102,7 +102,7 @@ class SQLiteDialect(BaseDialect):
                 "credential": credential,
                 "erasing": owner_id,  # (sql.CREDENTIAL_OK: no erasure of the owner under way)
             }
-            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            with transaction.atomic(using=connection.alias), self.cursor(connection) as cursor:
                 cursor.execute(self.writes["creating" if creating else "touch"], params)
                 row = cursor.fetchone()
                 if row is None:
@@ -131,7 +131,7 @@ class SQLiteDialect(BaseDialect):
         delete: it rewrites the whole index, and writers wait meanwhile."""
 
         def optimize() -> None:
-            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            with transaction.atomic(using=connection.alias), self.cursor(connection) as cursor:
                 cursor.execute(_OPTIMIZE)
 
         self.retry_when_locked(connection, optimize)

@@ -71,7 +71,7 @@ def write(
                     return None  # taken meanwhile: by another owner, or ask again
                 locked = _lock(dialect, connection, owner_id, chronicum_id, credential)
             if locked is None:
-                with connection.cursor() as cursor:
+                with dialect.cursor(connection) as cursor:
                     dialect.check_credential(connection, cursor, credential)
                 return None
             namespace, state = locked
@@ -144,7 +144,7 @@ def _lock(
         "erasing": owner_id,  # (sql.CREDENTIAL_OK: no erasure of the owner under way)
         "now": dialect.time(connection, dt.datetime.now(dt.UTC)),
     }
-    with connection.cursor() as cursor:
+    with dialect.cursor(connection) as cursor:
         cursor.execute(dialect.statement("STATE_LOCK"), params)
         row = cursor.fetchone()
     if row is None:
@@ -197,7 +197,7 @@ def read_state(
         text = (
             f"SELECT s.*, w.* FROM ({text}) s LEFT JOIN ({window}) w ON 1 = 1 ORDER BY w.w_seq DESC"
         )
-    with connection.cursor() as cursor:
+    with dialect.cursor(connection) as cursor:
         cursor.execute(text, params)
         rows = cursor.fetchall()
     started_at, last_activity_at, in_namespace, stored, mine, shared = rows[0][:6]
@@ -216,7 +216,7 @@ def list_namespace(
 ) -> NamespaceListing:
     mine = owner_id is not None
     params = {"namespace": namespace, "owner_id": owner_id}
-    with connection.cursor() as cursor:
+    with dialect.cursor(connection) as cursor:
         cursor.execute(dialect.statement("STATE_LISTING_MINE" if mine else "STATE_LISTING"), params)
         listed = [
             (Chronicum(cid, owner, utc(started_at), utc(last_activity_at)), _json(state) or {})

@@ -117,8 +117,9 @@ class DjangoStore(BaseStore):
         connection: BaseDatabaseWrapper,
         make: Callable[[BaseDialect, BaseDatabaseWrapper], Read[_T]],
     ) -> _T:
-        (text, params), answer = make(dialect_of(connection), connection)
-        with connection.cursor() as cursor:
+        dialect = dialect_of(connection)
+        (text, params), answer = make(dialect, connection)
+        with dialect.cursor(connection) as cursor:
             cursor.execute(text, params)
             return answer(cursor.fetchall())
 
@@ -238,7 +239,7 @@ class DjangoStore(BaseStore):
         params = {"chronicum_id": chronicum_id, "owner_id": owner_id}
 
         def delete() -> bool:
-            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            with transaction.atomic(using=connection.alias), dialect.cursor(connection) as cursor:
                 if not dialect.lock_chronicum(cursor, owner_id, chronicum_id):
                     return False
                 cursor.execute(dialect.statement("DELETE_ACTA"), params)
@@ -258,7 +259,7 @@ class DjangoStore(BaseStore):
         def pop() -> Actum | None:
             # Under the chronicum's lock, so that a pop that waited for another sees
             # what that one left.
-            with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+            with transaction.atomic(using=connection.alias), dialect.cursor(connection) as cursor:
                 if not dialect.lock_chronicum(cursor, owner_id, chronicum_id):
                     raise ChronicumNotFound(chronicum_id)
                 cursor.execute(dialect.statement("POP"), params)
@@ -278,10 +279,9 @@ class DjangoStore(BaseStore):
         limit: int,
     ) -> FollowPage | None:
         connection = self._connection()
-        (text, params), page = dialect_of(connection).after(
-            owner_id, chronicum_id, query, position, limit
-        )
-        with connection.cursor() as cursor:
+        dialect = dialect_of(connection)
+        (text, params), page = dialect.after(owner_id, chronicum_id, query, position, limit)
+        with dialect.cursor(connection) as cursor:
             cursor.execute(text, params)
             return page(cursor.fetchall())
 
