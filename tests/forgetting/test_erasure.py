@@ -290,6 +290,7 @@ def test_on_postgresql_a_batchs_delete_reads_the_index():
     acta table once per batch (an erasure 12 times slower on 1.6M acta)."""
     from django.db import connection
 
+    from chronica.stores.db.dialects import dialect_of
     from chronica.stores.db.forgetting import STATEMENTS
 
     if connection.vendor != "postgresql":
@@ -297,7 +298,8 @@ def test_on_postgresql_a_batchs_delete_reads_the_index():
     with connection.cursor() as cursor:
         cursor.execute("SET enable_seqscan = off")  # an empty test table: the plan's shape
         cursor.execute(
-            "EXPLAIN " + STATEMENTS["postgresql"]["DELETE_ACTA"], [["dinner-1", "dinner-2"]]
+            "EXPLAIN " + STATEMENTS[dialect_of(connection).features]["DELETE_ACTA"],
+            [["dinner-1", "dinner-2"]],
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
         cursor.execute("RESET enable_seqscan")

@@ -96,13 +96,14 @@ class Command(BaseCommand):
 
     def _build_index(self, alias: str) -> None:
         from chronica.conf import chronica_settings
+        from chronica.stores.db.dialects import dialect_of
         from chronica.stores.db.search import INDEX_NAME, build_index
 
         connection = connections[alias]
-        if connection.vendor != "postgresql":
+        if not dialect_of(connection).features.search_index_built:
             raise CommandError(
-                f"--build-index is for PostgreSQL; {connection.vendor} keeps its index with"
-                " the triggers of migration 0012"
+                f"--build-index is for PostgreSQL; {connection.display_name} keeps its index"
+                " with the triggers of migration 0012"
             )
         config = chronica_settings.SEARCH_CONFIG
         with connection.cursor() as cursor:

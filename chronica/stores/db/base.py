@@ -3,10 +3,9 @@ base of every vendor's dialect.
 
 A dialect is to chronica's tables what ``DatabaseOperations`` and ``DatabaseFeatures``
 are to a Django backend: the statements, formatted once from the templates of ``sql``,
-and each way a vendor differs as an attribute or a method that its subclass overrides
-(``sqlite.py``, ``postgresql.py``). Nothing asks ``connection.vendor`` but the choice
-of the dialect itself (``dialects.dialect_of``).
-"""
+each way a vendor differs as a method its subclass overrides or a flag of its
+``features`` (``sqlite.py``, ``postgresql.py``, ``features.py``). Nothing asks
+``connection.vendor`` but the choice of the dialect (``dialects.dialect_of``)."""
 
 from __future__ import annotations
 
@@ -24,6 +23,7 @@ from ...search import SearchQuery
 from ...validation.jsondata import dumps_data
 from ...values import ActaQuery, Actum, Chronicum, Recorded, SearchHit
 from . import compaction_sql, sql, state_sql
+from .features import Features
 from .rows import acta_of, stamped
 from .sql import filters, row_limit
 
@@ -50,6 +50,7 @@ class BaseDialect:
         "erasures": models.ErasureRecord._meta.db_table,
     }
 
+    features = Features()
     now = "%(now)s"
     """The moment of the statement, where a statement compares with it."""
     share = ""
@@ -142,8 +143,7 @@ class BaseDialect:
         return connection.ops.adapt_datetimefield_value(moment)
 
     def cursor(self, connection: BaseDatabaseWrapper) -> Any:
-        """A cursor for a read of chronica's that hands times to ``rows.utc``."""
-        return connection.cursor()
+        return connection.cursor()  # (chronica's statements run on it: rows.utc takes times)
 
     # -- reads -------------------------------------------------------------------
 

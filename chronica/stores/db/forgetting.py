@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -29,7 +28,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ... import models
 from ...values import Actum, Erasure
-from .dialects import dialect_of
+from .dialects import DIALECTS, PLAIN, dialect_of
+from .features import Features
 from .rows import acta_of
 from .sql import ACTUM_COLUMNS
 
@@ -48,13 +48,6 @@ STATES = models.SharedState._meta.db_table
 CREDENTIALS = models.AgentCredential._meta.db_table
 ERASURES = models.ErasureRecord._meta.db_table
 
-# A list of IDs or kinds travels as one parameter: one statement text whatever its
-# length. PostgreSQL: an array, compared with = ANY (an index scan of each value);
-# SQLite: a JSON array.
-_LIST = {
-    "postgresql": "= ANY(%s)",
-    "sqlite": "IN (SELECT value FROM json_each(%s))",
-}
 _TEMPLATES = {
     # Up to a number of the owner's chronica, each locked by a write (SQLite: the
     # database's write lock, taken before any read).
@@ -89,21 +82,23 @@ _TEMPLATES = {
 _TEMPLATES["EXPIRE_REDACT_KINDS"] = _TEMPLATES["EXPIRE_REDACT"] + " AND kind {list}"
 _TEMPLATES["COUNT_REDACT_KINDS"] = _TEMPLATES["COUNT_REDACT"] + " AND kind {list}"
 
+# A list of IDs or kinds travels as one parameter (``Features.in_list``): one statement
+# text whatever its length.
 STATEMENTS = {
-    vendor: {
+    features: {
         name: template.format(
             acta=ACTA,
             chronica=CHRONICA,
             states=STATES,
             credentials=CREDENTIALS,
             columns=", ".join(ACTUM_COLUMNS),
-            list=listed,
+            list=features.in_list,
         )
         for name, template in _TEMPLATES.items()
     }
-    for vendor, listed in _LIST.items()
+    for features in {dialect.features for dialect in (*DIALECTS.values(), PLAIN)}
 }
-"""The statements, by vendor (PostgreSQL, SQLite), formatted once at import."""
+"""The statements, by the features of each dialect, formatted once at import."""
 
 _ALL = 2**62
 """A LIMIT that is no limit."""
@@ -114,13 +109,14 @@ def owner_hash(owner_id: str) -> str:
     return hashlib.sha256(owner_id.encode()).hexdigest()
 
 
-def _v(connection: BaseDatabaseWrapper) -> str:
-    return connection.vendor if connection.vendor in STATEMENTS else "sqlite"
+def _features(connection: BaseDatabaseWrapper) -> Features:
+    """The features of ``connection``'s dialect: what its ``STATEMENTS`` are keyed by."""
+    return dialect_of(connection).features
 
 
 def _listed(connection: BaseDatabaseWrapper, values: list[Any]) -> Any:
-    """``values`` as the one parameter of ``_LIST``'s condition."""
-    return list(values) if _v(connection) == "postgresql" else json.dumps(values)
+    """``values`` as the one parameter of ``Features.in_list``."""
+    return _features(connection).listed(values)
 
 
 def _in_transaction(connection: BaseDatabaseWrapper, work: Callable[[], Any]) -> Any:
@@ -141,7 +137,7 @@ def redactions(
     when = dialect_of(connection).time(connection, since)
     with dialect_of(connection).cursor(connection) as cursor:
         cursor.execute(
-            STATEMENTS[_v(connection)]["REDACTIONS"],
+            STATEMENTS[_features(connection)]["REDACTIONS"],
             [chronicum_id, when, position, chronicum_id, owner_id],
         )
         return acta_of(chronicum_id, cursor.fetchall())
@@ -156,16 +152,16 @@ def _delete_chronica(
     """Delete up to ``limit`` (``None``: all) of the owner's chronica with their acta,
     each row locked first by a write (SQLite: the database's write lock); the acta and
     chronica removed."""
-    vendor = _v(connection)
+    features = _features(connection)
     cursor.execute(
-        STATEMENTS[vendor]["LOCK_OWNERS"], [owner_id, _ALL if limit is None else limit, owner_id]
+        STATEMENTS[features]["LOCK_OWNERS"], [owner_id, _ALL if limit is None else limit, owner_id]
     )
     ids = [row[0] for row in cursor.fetchall()]
     if not ids:
         return 0, 0
-    cursor.execute(STATEMENTS[vendor]["DELETE_ACTA"], [_listed(connection, ids)])
+    cursor.execute(STATEMENTS[features]["DELETE_ACTA"], [_listed(connection, ids)])
     removed_acta = int(cursor.rowcount)
-    cursor.execute(STATEMENTS[vendor]["DELETE_CHRONICA"], [_listed(connection, ids)])
+    cursor.execute(STATEMENTS[features]["DELETE_CHRONICA"], [_listed(connection, ids)])
     removed = int(cursor.rowcount)
     dialect = dialect_of(connection)
     for chronicum_id in ids:
@@ -175,7 +171,7 @@ def _delete_chronica(
 
 def _count(connection: BaseDatabaseWrapper, owner_id: str) -> dict[str, int]:
     with dialect_of(connection).cursor(connection) as cursor:
-        cursor.execute(STATEMENTS[_v(connection)]["COUNT_OWNER"], [owner_id] * 4)
+        cursor.execute(STATEMENTS[_features(connection)]["COUNT_OWNER"], [owner_id] * 4)
         row = cursor.fetchone()
     return {CHRONICA: row[0], ACTA: row[1], STATES: row[2], CREDENTIALS: row[3]}
 
@@ -252,12 +248,12 @@ def erase(
             # The table's write lock: the writes under way commit first (and are
             # erased here), new ones wait until this commits.
             if getattr(dialect_of(connection), "erasure_lock", None):
-                cursor.execute(STATEMENTS[_v(connection)]["LOCK_TABLE"])
+                cursor.execute(STATEMENTS[_features(connection)]["LOCK_TABLE"])
             removed, removed_acta = _delete_chronica(connection, cursor, owner_id, None)
             done.update({CHRONICA: removed, ACTA: removed_acta})
-            cursor.execute(STATEMENTS[_v(connection)]["DELETE_STATES"], [owner_id])
+            cursor.execute(STATEMENTS[_features(connection)]["DELETE_STATES"], [owner_id])
             done[STATES] += int(cursor.rowcount)
-            cursor.execute(STATEMENTS[_v(connection)]["DELETE_CREDENTIALS"], [owner_id])
+            cursor.execute(STATEMENTS[_features(connection)]["DELETE_CREDENTIALS"], [owner_id])
             done[CREDENTIALS] += int(cursor.rowcount)
         if before_commit is not None:
             done.update(before_commit(False))
@@ -296,16 +292,16 @@ def _expire_redact(
     batch: int,
 ) -> dict[str, int]:
     dialect = dialect_of(connection)
-    vendor = _v(connection)
+    features = _features(connection)
     when = dialect.time(connection, cutoff)
     of_kinds = [_listed(connection, sorted(kinds))] if kinds else []
     if dry_run:
         with dialect.cursor(connection) as cursor:
             count = "COUNT_REDACT_KINDS" if kinds else "COUNT_REDACT"
-            cursor.execute(STATEMENTS[vendor][count], [when, *of_kinds])
+            cursor.execute(STATEMENTS[features][count], [when, *of_kinds])
             return {ACTA: int(cursor.fetchone()[0])}
     with dialect.cursor(connection) as cursor:
-        cursor.execute(STATEMENTS[vendor]["SEQ_RANGE"])
+        cursor.execute(STATEMENTS[features]["SEQ_RANGE"])
         low, high = cursor.fetchone()
     if low is None:
         return {ACTA: 0}
@@ -321,7 +317,7 @@ def _expire_redact(
         def one(start: int = start, end: int = end) -> int:
             with dialect.cursor(connection) as cursor:
                 cursor.execute(
-                    STATEMENTS[vendor][redact], [now, reason, start, end, when, *of_kinds]
+                    STATEMENTS[features][redact], [now, reason, start, end, when, *of_kinds]
                 )
                 return int(cursor.rowcount)
 
@@ -334,11 +330,11 @@ def _expire_delete(
     connection: BaseDatabaseWrapper, cutoff: dt.datetime, dry_run: bool, batch: int
 ) -> dict[str, int]:
     dialect = dialect_of(connection)
-    vendor = _v(connection)
+    features = _features(connection)
     when = dialect.time(connection, cutoff)
     if dry_run:
         with dialect.cursor(connection) as cursor:
-            cursor.execute(STATEMENTS[vendor]["COUNT_INACTIVE"], [when, when])
+            cursor.execute(STATEMENTS[features]["COUNT_INACTIVE"], [when, when])
             found = cursor.fetchone()
         return {CHRONICA: int(found[0]), ACTA: int(found[1])}
     counts: Counter[str] = Counter({CHRONICA: 0, ACTA: 0})
@@ -347,13 +343,13 @@ def _expire_delete(
         with dialect.cursor(connection) as cursor:
             # Locked by a write, the cutoff checked again on the locked row: a
             # chronicum written to meanwhile is kept.
-            cursor.execute(STATEMENTS[vendor]["LOCK_INACTIVE"], [when, batch, when])
+            cursor.execute(STATEMENTS[features]["LOCK_INACTIVE"], [when, batch, when])
             ids = [row[0] for row in cursor.fetchall()]
             if not ids:
                 return 0, 0, 0
-            cursor.execute(STATEMENTS[vendor]["DELETE_ACTA"], [_listed(connection, ids)])
+            cursor.execute(STATEMENTS[features]["DELETE_ACTA"], [_listed(connection, ids)])
             removed_acta = int(cursor.rowcount)
-            cursor.execute(STATEMENTS[vendor]["DELETE_CHRONICA"], [_listed(connection, ids)])
+            cursor.execute(STATEMENTS[features]["DELETE_CHRONICA"], [_listed(connection, ids)])
             removed = int(cursor.rowcount)
             for chronicum_id in ids:
                 dialect.deleted(cursor, chronicum_id)

@@ -23,6 +23,7 @@ from ...values import ActaQuery, Actum, Recorded
 from ..listener import NOTIFY_CHANNEL, PG_NOTIFY, notify_if_followed
 from . import search, sql
 from .base import BaseDialect, SearchRead
+from .features import Features
 from .rows import batch_json, one_row, stamped
 
 __all__ = ["PostgreSQLDialect"]
@@ -138,6 +139,9 @@ between two of its statements."""
 
 
 class PostgreSQLDialect(BaseDialect):
+    features = Features(
+        lists_as_array=True, replicas=True, search_index_built=True, advisory_locks=True
+    )
     has_on_conflict = True
     # (compaction_sql: the batch of a compaction in one statement)
     compaction_insert = "COMPACT_INSERT_POSTGRESQL"

@@ -25,6 +25,8 @@ from typing import Any
 from django.core.signals import setting_changed
 from django.db import DatabaseError, connections, transaction
 
+from .dialects import dialect_of
+
 __all__ = ["WAIT", "choose", "read_aliases", "stats", "written"]
 
 WAIT = 0.05
@@ -92,7 +94,7 @@ def written(primary: str) -> None:
 
     def after() -> None:
         connection = connections[primary]
-        if connection.vendor != "postgresql":
+        if not dialect_of(connection).features.replicas:
             return
         with connection.cursor() as cursor:
             cursor.execute(CURRENT_LSN)
