@@ -48,3 +48,34 @@ def test_no_issue_numbers_in_comments():
         if issue.search(line)
     ]
     assert found == []
+
+
+def test_no_tricks_of_the_second_architecture():
+    """Acta forged by ``__class__`` assignment, the garbage collector paused on request
+    threads, the caller's event loop patched: none of it comes back."""
+    forbidden = re.compile(r"__class__ =|gc\.disable|gc\.freeze|loop\.close\b|\.close = ")
+    found = [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+        for p in sources()
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if forbidden.search(line)
+    ]
+    assert found == []
+
+
+def test_only_the_dialects_ask_the_vendor():
+    """A way a database differs with chronica's tables is a method of its dialect or a
+    flag of its features (``chronica/stores/db``); only the choice of the dialect asks
+    ``vendor``. (An integration keeps tables of its own and reaches chronica's only
+    through the services: it asks Django's connection as any Django app does. The
+    migrations are left out of ``sources()``.)"""
+    asks, quoted = re.compile(r"\.vendor\b"), re.compile(r"``[^`]*``")
+    chooser = ROOT / "stores" / "db" / "dialects.py"
+    found = [
+        f"{p.relative_to(ROOT)}:{n}: {line.strip()}"
+        for p in sources()
+        if p != chooser and "integrations" not in p.parts
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if asks.search(quoted.sub("", line))  # (not where a docstring names it)
+    ]
+    assert found == []
