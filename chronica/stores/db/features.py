@@ -22,11 +22,6 @@ class Features:
     search_index_built: bool = False
     """The search index is an index the ``chronica_search --build-index`` command
     builds (PostgreSQL's GIN); elsewhere the database keeps it with triggers."""
-    write_lock_first: bool = False
-    """A transaction that reads and then writes takes the database's write lock first
-    (SQLite, whose read-then-write transactions otherwise deadlock)."""
-    advisory_locks: bool = False
-    """Transactions can queue on a key (PostgreSQL's ``pg_advisory_xact_lock``)."""
 
     @property
     def in_list(self) -> str:

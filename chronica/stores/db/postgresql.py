@@ -139,9 +139,7 @@ between two of its statements."""
 
 
 class PostgreSQLDialect(BaseDialect):
-    features = Features(
-        lists_as_array=True, replicas=True, search_index_built=True, advisory_locks=True
-    )
+    features = Features(lists_as_array=True, replicas=True, search_index_built=True)
     has_on_conflict = True
     # (compaction_sql: the batch of a compaction in one statement)
     compaction_insert = "COMPACT_INSERT_POSTGRESQL"

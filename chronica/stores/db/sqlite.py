@@ -23,7 +23,6 @@ from ...search import SearchQuery
 from ...values import ActaQuery, Actum, Recorded
 from . import search
 from .base import BaseDialect, SearchRead
-from .features import Features
 from .rows import batch_json, stamped
 
 __all__ = ["SQLITE_LOCK_ATTEMPTS", "SQLiteDialect"]
@@ -69,7 +68,6 @@ FROM json_each(%(acta)s) v ORDER BY v.key
 
 
 class SQLiteDialect(BaseDialect):
-    features = Features(write_lock_first=True)
     has_on_conflict = True
     # (compaction_sql: the batch of a compaction in one statement)
     compaction_insert = "COMPACT_INSERT_SQLITE"
