@@ -129,10 +129,11 @@ def scenario_query():
 
 
 def test_times_read_back_are_the_stored_moments_whatever_the_sessions_time_zone(postgres):
-    """A session whose time zone is not UTC (a project's OPTIONS, or a pooled server
-    connection another client left in Asia/Jakarta) hands times back with its offset:
-    chronica's reads take them as the moments they are. (Django's own loader, which the
-    ORM keeps, would stamp them UTC as they are written, seven hours off.)"""
+    """A session whose time zone is not UTC any more (Django sets it when it connects;
+    a project's own ``SET TIME ZONE`` on the connection changes it) hands times back
+    with its offset: chronica's reads take them as the moments they are. (Django's own
+    loader, which the ORM keeps, would stamp them UTC as they are written, seven hours
+    off.)"""
     first, *rest = scenario.acta()
     stored = [services.record_actum(OWNER, first), *services.record_acta(OWNER, rest)]
     chronicum = services.get_chronicum(OWNER, first.chronicum_id)
