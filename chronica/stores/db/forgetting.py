@@ -29,7 +29,6 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from ... import models
 from ...values import Actum, Erasure
 from .dialects import DIALECTS, PLAIN, dialect_of
-from .features import Features
 from .rows import acta_of
 from .sql import ACTUM_COLUMNS
 
@@ -109,14 +108,9 @@ def owner_hash(owner_id: str) -> str:
     return hashlib.sha256(owner_id.encode()).hexdigest()
 
 
-def _features(connection: BaseDatabaseWrapper) -> Features:
-    """The features of ``connection``'s dialect: what its ``STATEMENTS`` are keyed by."""
-    return dialect_of(connection).features
-
-
-def _listed(connection: BaseDatabaseWrapper, values: list[Any]) -> Any:
-    """``values`` as the one parameter of ``Features.in_list``."""
-    return _features(connection).listed(values)
+def _statements(connection: BaseDatabaseWrapper) -> dict[str, str]:
+    """``connection``'s statements: ``STATEMENTS`` of its dialect's features."""
+    return STATEMENTS[dialect_of(connection).features]
 
 
 def _in_transaction(connection: BaseDatabaseWrapper, work: Callable[[], Any]) -> Any:
@@ -137,7 +131,7 @@ def redactions(
     when = dialect_of(connection).time(connection, since)
     with dialect_of(connection).cursor(connection) as cursor:
         cursor.execute(
-            STATEMENTS[_features(connection)]["REDACTIONS"],
+            _statements(connection)["REDACTIONS"],
             [chronicum_id, when, position, chronicum_id, owner_id],
         )
         return acta_of(chronicum_id, cursor.fetchall())
@@ -152,18 +146,19 @@ def _delete_chronica(
     """Delete up to ``limit`` (``None``: all) of the owner's chronica with their acta,
     each row locked first by a write (SQLite: the database's write lock); the acta and
     chronica removed."""
-    features = _features(connection)
+    dialect = dialect_of(connection)
+    statements = STATEMENTS[dialect.features]
     cursor.execute(
-        STATEMENTS[features]["LOCK_OWNERS"], [owner_id, _ALL if limit is None else limit, owner_id]
+        statements["LOCK_OWNERS"], [owner_id, _ALL if limit is None else limit, owner_id]
     )
     ids = [row[0] for row in cursor.fetchall()]
     if not ids:
         return 0, 0
-    cursor.execute(STATEMENTS[features]["DELETE_ACTA"], [_listed(connection, ids)])
+    listed = dialect.features.listed(ids)
+    cursor.execute(statements["DELETE_ACTA"], [listed])
     removed_acta = int(cursor.rowcount)
-    cursor.execute(STATEMENTS[features]["DELETE_CHRONICA"], [_listed(connection, ids)])
+    cursor.execute(statements["DELETE_CHRONICA"], [listed])
     removed = int(cursor.rowcount)
-    dialect = dialect_of(connection)
     for chronicum_id in ids:
         dialect.deleted(cursor, chronicum_id)  # its followers learn it is gone
     return removed, removed_acta
@@ -171,7 +166,7 @@ def _delete_chronica(
 
 def _count(connection: BaseDatabaseWrapper, owner_id: str) -> dict[str, int]:
     with dialect_of(connection).cursor(connection) as cursor:
-        cursor.execute(STATEMENTS[_features(connection)]["COUNT_OWNER"], [owner_id] * 4)
+        cursor.execute(_statements(connection)["COUNT_OWNER"], [owner_id] * 4)
         row = cursor.fetchone()
     return {CHRONICA: row[0], ACTA: row[1], STATES: row[2], CREDENTIALS: row[3]}
 
@@ -244,16 +239,18 @@ def erase(
 
     def last() -> tuple[dt.datetime, Counter[str]]:
         done = Counter(counts)
-        with dialect_of(connection).cursor(connection) as cursor:
+        dialect = dialect_of(connection)
+        statements = STATEMENTS[dialect.features]
+        with dialect.cursor(connection) as cursor:
             # The table's write lock: the writes under way commit first (and are
             # erased here), new ones wait until this commits.
-            if getattr(dialect_of(connection), "erasure_lock", None):
-                cursor.execute(STATEMENTS[_features(connection)]["LOCK_TABLE"])
+            if getattr(dialect, "erasure_lock", None):
+                cursor.execute(statements["LOCK_TABLE"])
             removed, removed_acta = _delete_chronica(connection, cursor, owner_id, None)
             done.update({CHRONICA: removed, ACTA: removed_acta})
-            cursor.execute(STATEMENTS[_features(connection)]["DELETE_STATES"], [owner_id])
+            cursor.execute(statements["DELETE_STATES"], [owner_id])
             done[STATES] += int(cursor.rowcount)
-            cursor.execute(STATEMENTS[_features(connection)]["DELETE_CREDENTIALS"], [owner_id])
+            cursor.execute(statements["DELETE_CREDENTIALS"], [owner_id])
             done[CREDENTIALS] += int(cursor.rowcount)
         if before_commit is not None:
             done.update(before_commit(False))
@@ -292,16 +289,16 @@ def _expire_redact(
     batch: int,
 ) -> dict[str, int]:
     dialect = dialect_of(connection)
-    features = _features(connection)
+    statements = STATEMENTS[dialect.features]
     when = dialect.time(connection, cutoff)
-    of_kinds = [_listed(connection, sorted(kinds))] if kinds else []
+    of_kinds = [dialect.features.listed(sorted(kinds))] if kinds else []
     if dry_run:
         with dialect.cursor(connection) as cursor:
             count = "COUNT_REDACT_KINDS" if kinds else "COUNT_REDACT"
-            cursor.execute(STATEMENTS[features][count], [when, *of_kinds])
+            cursor.execute(statements[count], [when, *of_kinds])
             return {ACTA: int(cursor.fetchone()[0])}
     with dialect.cursor(connection) as cursor:
-        cursor.execute(STATEMENTS[features]["SEQ_RANGE"])
+        cursor.execute(statements["SEQ_RANGE"])
         low, high = cursor.fetchone()
     if low is None:
         return {ACTA: 0}
@@ -316,9 +313,7 @@ def _expire_redact(
 
         def one(start: int = start, end: int = end) -> int:
             with dialect.cursor(connection) as cursor:
-                cursor.execute(
-                    STATEMENTS[features][redact], [now, reason, start, end, when, *of_kinds]
-                )
+                cursor.execute(statements[redact], [now, reason, start, end, when, *of_kinds])
                 return int(cursor.rowcount)
 
         done += _in_transaction(connection, one)
@@ -330,11 +325,11 @@ def _expire_delete(
     connection: BaseDatabaseWrapper, cutoff: dt.datetime, dry_run: bool, batch: int
 ) -> dict[str, int]:
     dialect = dialect_of(connection)
-    features = _features(connection)
+    statements = STATEMENTS[dialect.features]
     when = dialect.time(connection, cutoff)
     if dry_run:
         with dialect.cursor(connection) as cursor:
-            cursor.execute(STATEMENTS[features]["COUNT_INACTIVE"], [when, when])
+            cursor.execute(statements["COUNT_INACTIVE"], [when, when])
             found = cursor.fetchone()
         return {CHRONICA: int(found[0]), ACTA: int(found[1])}
     counts: Counter[str] = Counter({CHRONICA: 0, ACTA: 0})
@@ -343,13 +338,14 @@ def _expire_delete(
         with dialect.cursor(connection) as cursor:
             # Locked by a write, the cutoff checked again on the locked row: a
             # chronicum written to meanwhile is kept.
-            cursor.execute(STATEMENTS[features]["LOCK_INACTIVE"], [when, batch, when])
+            cursor.execute(statements["LOCK_INACTIVE"], [when, batch, when])
             ids = [row[0] for row in cursor.fetchall()]
             if not ids:
                 return 0, 0, 0
-            cursor.execute(STATEMENTS[features]["DELETE_ACTA"], [_listed(connection, ids)])
+            listed = dialect.features.listed(ids)
+            cursor.execute(statements["DELETE_ACTA"], [listed])
             removed_acta = int(cursor.rowcount)
-            cursor.execute(STATEMENTS[features]["DELETE_CHRONICA"], [_listed(connection, ids)])
+            cursor.execute(statements["DELETE_CHRONICA"], [listed])
             removed = int(cursor.rowcount)
             for chronicum_id in ids:
                 dialect.deleted(cursor, chronicum_id)
