@@ -16,6 +16,7 @@ from chronica import Actum, ActumKind, ChronicumNotFound, InvalidQuery, services
 from chronica.services import Chronicarius
 from chronica.stores.db import DjangoStore
 from chronica.stores.db.dialects import dialect_of
+from chronica.stores.db.rows import Streamed
 from chronica.stores.memory import InMemoryStore
 from chronica.tokens import estimate_tokens
 from chronica.values import ActaPage, ActaQuery
@@ -496,13 +497,24 @@ def test_any_last_n_an_int_can_be_is_a_window(last_n):
 def test_a_byte_budget_sends_about_the_budget(last_n):
     """The database sends the acta that fit whole, then at most the limit's rows without
     their content, and never more than one such row where the limit (or none) would let
-    a long session send them all: a byte budget bounds what crosses the wire."""
+    a long session send them all: a byte budget bounds what crosses the wire. SQLite
+    hands rows over as they are read: there the window reads the chronicum's row, the
+    acta that fit and the first that does not, and nothing after it."""
     for n in range(60):
         services.record_actum(OWNER, scenario.booking_reply(f"{n:02d}" + "x" * 98))
     query = ActaQuery(last_n=last_n, max_bytes=250)
     (text, params), page = dialect_of(connection).window(OWNER, CHRONICUM, query)
     with connection.cursor() as cursor:
         cursor.execute(text, params)
+        if isinstance(page, Streamed):
+            read: list[tuple] = []
+            acta, more = page(read.append(row) or row for row in cursor)
+            assert [a.content[:2] for a in acta] == ["58", "59"]
+            assert more
+            # (the chronicum's row, then the acta newest first: two fit, the third not)
+            assert [row[0] for row in read] == [1, None, None, None]
+            assert [row[3 + 4][:2] for row in read[1:]] == ["59", "58", "57"]
+            return
         rows = cursor.fetchall()
     whole = [row for row in rows if row[3 + 4] is not None]  # (found, before, fits, id, ...)
     assert [row[3 + 4][:2] for row in whole] == ["59", "58"][: min(last_n or 2, 2)]

@@ -48,6 +48,33 @@ def test_sqlite_pages_back_with_an_index_seek_on_seq(query, owner):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "query",
+    [
+        ActaQuery(last_n=20, max_bytes=8 * 2**20),
+        ActaQuery(max_bytes=8 * 2**20),
+        ActaQuery(last_n=5000, max_bytes=8 * 2**20, kinds=frozenset({"message"})),
+        ActaQuery(last_n=20, before="x1000", max_bytes=8 * 2**20),
+    ],
+    ids=["last-n", "no-limit", "filtered-over-1000", "before"],
+)
+@pytest.mark.parametrize("owner", [OWNER, None], ids=["owned", "plain"])
+def test_sqlite_byte_budget_window_reads_as_it_goes(query, owner):
+    """SQLite's window with a byte budget walks the index newest first and hands each
+    row over as it is read: no sorter and no materialized subquery that would hold
+    every candidate, its content included, before the first row (the reader stops at
+    the first actum past the budget: tests/core/test_windows.py)."""
+    if connection.vendor != "sqlite":
+        pytest.skip("EXPLAIN QUERY PLAN of SQLite: this run is on PostgreSQL")
+    (sql, params), _page = dialect_of(connection).window(owner, "plan-1", query)
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
+        plan = [row[-1] for row in cursor.fetchall()]
+    assert any("acta USING INDEX acta_chronicum_seq" in step for step in plan), plan
+    assert not [step for step in plan if "TEMP B-TREE" in step or "MATERIALIZE" in step], plan
+
+
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("owner", [OWNER, None], ids=["owned", "plain"])
 def test_postgresql_newest_window_needs_no_fresh_statistics(owner):
     """A last_n=20 window of a session bulk-written a moment ago, before any ANALYZE:

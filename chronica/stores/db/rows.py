@@ -5,15 +5,33 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Generic, TypeVar
 
 from django.utils.dateparse import parse_datetime
 
 from ...validation.jsondata import RawJSON, dumps_data, loads_data
 from ...values import ActorKind, Actum, ActumKind, Redaction
 
-__all__ = ["acta_of", "batch_json", "one_row", "stamped", "utc"]
+__all__ = ["Streamed", "acta_of", "batch_json", "one_row", "stamped", "utc"]
+
+_T = TypeVar("_T")
+Row = Sequence[Any]
+
+
+class Streamed(Generic[_T]):
+    """What turns a statement's rows into its answer while they are read: the store hands
+    it the cursor to iterate, not ``fetchall()``'s list, and it stops reading at the last
+    row it needs (SQLite steps its statement as the rows are asked for). A list does as
+    well (a statement that embeds this one reads every row)."""
+
+    __slots__ = ("answer",)
+
+    def __init__(self, answer: Callable[[Iterable[Row]], _T]) -> None:
+        self.answer = answer
+
+    def __call__(self, rows: Iterable[Row]) -> _T:
+        return self.answer(rows)
 
 
 def utc(value: Any) -> dt.datetime:

@@ -12,18 +12,19 @@ read from one JSON array, in one statement.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from django.db import OperationalError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from ...interfaces import Create
+from ...errors import InvalidQuery
+from ...interfaces import Create, WindowPage
 from ...search import SearchQuery
 from ...values import ActaQuery, Actum, Recorded
-from . import search
-from .base import BaseDialect, SearchRead
-from .rows import batch_json, stamped
+from . import search, sql
+from .base import BaseDialect, SearchRead, Statement
+from .rows import Row, Streamed, acta_of, batch_json, stamped
 
 __all__ = ["SQLITE_LOCK_ATTEMPTS", "SQLiteDialect"]
 
@@ -67,6 +68,26 @@ FROM json_each(%(acta)s) v ORDER BY v.key
 """
 
 
+# A window with a byte budget: the chronicum's row, the owner's (with where ``before``
+# stands), then its acta newest first, each with its size, straight from a backward walk
+# of the (chronicum_id, seq) index, up to the limit + 1 (-1: none). SQLite hands them
+# over as they are asked for: the reader keeps the budget, and the rows past the first
+# actum that does not fit are never read (no sort of the candidates, their content
+# included, as a window function over them would need). The chronicum's row carries
+# NULL as its seq: a statement that embeds this one and sorts by seq descending has it
+# last, which the reader allows.
+WINDOW_READ_WITHIN_BYTES = (
+    "SELECT 1 AS w_found, {{w_before}} AS w_before, NULL AS w_size, "
+    + ", ".join(f"NULL AS {column}" for column in sql.ACTUM_COLUMNS)
+    + ", NULL AS w_seq FROM {chronica} c"
+    " WHERE c.id = %(chronicum_id)s{c_owned}"
+    " UNION ALL SELECT * FROM ("
+    "SELECT NULL, NULL, {size}, {columns}, seq FROM {acta}"
+    " WHERE {chronicum_is} AND {owned}{{filters}}{{before}}"
+    " ORDER BY chronicum_id DESC, seq DESC LIMIT %(limit)s)"
+)
+
+
 class SQLiteDialect(BaseDialect):
     has_on_conflict = True
     # (compaction_sql: the batch of a compaction in one statement)
@@ -79,6 +100,59 @@ class SQLiteDialect(BaseDialect):
             "creating": self.render(TOUCH_CREATING),
             "insert": self.render(INSERT),
         }
+        self.within_bytes = {
+            owned: self.render(WINDOW_READ_WITHIN_BYTES, owned=owned) for owned in (True, False)
+        }
+
+    def window(
+        self, owner_id: str | None, chronicum_id: str, query: ActaQuery
+    ) -> tuple[Statement, Callable[[list[tuple[Any, ...]]], WindowPage | None]]:
+        """A byte budget without a token budget: ``WINDOW_READ_WITHIN_BYTES``, its rows
+        read one by one until the first actum that does not fit (the newest always
+        does) or the one past the limit, either of which says that an older page
+        exists. Other windows as every dialect reads them."""
+        max_bytes = query.max_bytes
+        if max_bytes is None or query.max_tokens is not None:
+            return super().window(owner_id, chronicum_id, query)
+        where, params = self.filters(query)
+        last_n = sql.row_limit(query.last_n)
+        params.update(
+            chronicum_id=chronicum_id,
+            owner_id=owner_id,
+            before=query.before,
+            limit=-1 if last_n is None else last_n + 1,
+        )
+        before = query.before is not None
+        text = self.within_bytes[owner_id is not None].format(
+            filters=where,
+            before=sql.BEFORE.format(**self.tables) if before else "",
+            w_before=sql.BEFORE_SEQ.format(**self.tables) if before else "NULL",
+        )
+
+        def page(rows: Iterable[Row]) -> WindowPage | None:
+            found: Row | None = None
+            kept: list[Row] = []
+            used, more = 0, False
+            for row in rows:
+                if row[0]:  # the chronicum's row
+                    found = row
+                    if more:
+                        break
+                elif not more:
+                    used += row[2]
+                    more = (bool(kept) and used > max_bytes) or len(kept) == last_n
+                    if not more:
+                        kept.append(row[3:-1])
+                    elif found is not None:
+                        break  # (the rows after it are never read)
+            if found is None:
+                return None
+            if before and found[1] is None:
+                raise InvalidQuery(f"before={query.before!r} is not an actum of this chronicum")
+            kept.reverse()
+            return acta_of(chronicum_id, kept, raw=query.raw_data), more
+
+        return (text, params), Streamed(page)
 
     def append(
         self,

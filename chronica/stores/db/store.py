@@ -29,7 +29,7 @@ from ...values import (
 from . import compaction, forgetting, replicas, state
 from .base import BaseDialect
 from .dialects import dialect_of
-from .rows import acta_of, utc
+from .rows import Streamed, acta_of, utc
 
 __all__ = ["DjangoStore"]
 
@@ -121,7 +121,7 @@ class DjangoStore(BaseStore):
         (text, params), answer = make(dialect, connection)
         with dialect.cursor(connection) as cursor:
             cursor.execute(text, params)
-            return answer(cursor.fetchall())
+            return answer(cursor if isinstance(answer, Streamed) else cursor.fetchall())
 
     def _written(self) -> None:
         """After a write: once it commits, remember where replicas must have replayed
