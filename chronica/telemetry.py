@@ -9,7 +9,8 @@ or a pop. A call made inside another traced call (``record_actum`` calls
 own: one call, one span.
 
 Without ``opentelemetry-api`` installed, :func:`traced` returns each method as it is:
-no cost at all. With the API but no SDK, the API's tracer is a no-op. The owner ID is
+no cost at all. With the API but no SDK (its own tracer provider), a call starts no
+span: the check costs one lookup. The owner ID is
 never recorded (it may be personal data); the content of acta only with
 ``CHRONICA["OTEL_RECORD_CONTENT"] = True``.
 """
@@ -61,6 +62,9 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 #: ``record_acta`` they call is).
 FRAMES = 0 if _trace is None else 1
 
+# The tracer providers of the API alone (opentelemetry-api without an SDK).
+_NO_SDK = () if _trace is None else (_trace.ProxyTracerProvider, _trace.NoOpTracerProvider)
+
 # Set while a traced call runs: a call it makes (or its twin's thread, which copies
 # the context) is part of its span, not a second one.
 _inside: contextvars.ContextVar[bool] = contextvars.ContextVar("chronica_span", default=False)
@@ -69,6 +73,13 @@ _inside: contextvars.ContextVar[bool] = contextvars.ContextVar("chronica_span", 
 def enabled() -> bool:
     """Whether ``opentelemetry-api`` is installed (and so chronica's calls are traced)."""
     return _trace is not None
+
+
+def _spans() -> bool:
+    """Whether a span would go anywhere: not while the tracer provider is the API's own
+    (no SDK set up yet, or its no-op provider), whose tracers hand out spans that record
+    nothing. Asked at each call: a provider set up later is used from then on."""
+    return not isinstance(_trace.get_tracer_provider(), _NO_SDK)
 
 
 def _record_content() -> bool:
@@ -173,7 +184,7 @@ def traced(method: _F) -> _F:
 
         @functools.wraps(method)
         async def atraced(*args: Any, **kwargs: Any) -> Any:
-            if _inside.get():
+            if _inside.get() or not _spans():
                 return await method(*args, **kwargs)
             span, arguments = start(args, kwargs)
             token = _inside.set(True)
@@ -196,7 +207,7 @@ def traced(method: _F) -> _F:
 
     @functools.wraps(method)
     def synctraced(*args: Any, **kwargs: Any) -> Any:
-        if _inside.get():
+        if _inside.get() or not _spans():
             return method(*args, **kwargs)
         span, arguments = start(args, kwargs)
         token = _inside.set(True)

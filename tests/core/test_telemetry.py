@@ -232,6 +232,55 @@ def test_chronica_works_without_opentelemetry():
     assert result.stdout.strip() == "ok"
 
 
+def test_without_an_sdk_a_call_starts_no_span_until_one_is_set_up():
+    """The API alone (no SDK's provider yet): chronica's calls ask its tracer for no span
+    (it would record nothing); a provider set up afterwards gets every call's span."""
+    program = textwrap.dedent(
+        """
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+            InMemorySpanExporter,
+        )
+
+        from chronica import Actum
+        from chronica.services import Chronicarius
+        from chronica.stores.memory import InMemoryStore
+
+        asked = []
+        start_span = trace.ProxyTracer.start_span
+
+        def counted(self, *args, **kwargs):
+            asked.append(args[0])
+            return start_span(self, *args, **kwargs)
+
+        trace.ProxyTracer.start_span = counted
+        chronicarius = Chronicarius(InMemoryStore())
+        hi = Actum(chronicum_id="c", kind="message", content="hi", actor_kind="human", actor="o")
+        chronicarius.record_actum("o", hi)
+        assert [a.content for a in chronicarius.get_acta("o", "c")] == ["hi"]
+        assert asked == [], asked
+
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+        chronicarius.get_acta("o", "c")
+        assert [s.name for s in exporter.get_finished_spans()] == ["search_memory chronica"]
+        print("ok")
+        """
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root), "DJANGO_SETTINGS_MODULE": "tests.settings"}
+    env.pop("OTEL_PYTHON_TRACER_PROVIDER", None)
+    result = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 def test_a_deprecation_warning_still_names_the_caller(spans):
     chronicarius = Chronicarius(InMemoryStore())
     with pytest.warns(DeprecationWarning, match="list_namespace") as warned:
