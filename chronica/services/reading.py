@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
-from ..errors import ChronicumNotFound, InvalidQuery
+from ..errors import ChronicumNotFound
 from ..validation.identifiers import check_owner
 from ..validation.queries import build_query, check_whole_tool_calls
 from ..values import ActaPage, ActaQuery, Actum, Chronicum
@@ -101,16 +101,10 @@ class Reading(ChronicariusBase):
             last_n=last_n,
             max_tokens=max_tokens,
             before=before,
+            max_bytes=max_bytes,
+            raw_data=raw_data,
         )
         whole = check_whole_tool_calls(whole_tool_calls)
-        if max_bytes is not None:
-            if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1:
-                raise InvalidQuery(f"max_bytes must be a positive int, not {max_bytes!r}")
-            query = dataclasses.replace(query, max_bytes=max_bytes)
-        if not isinstance(raw_data, bool):
-            raise InvalidQuery(f"raw_data must be True or False, not {raw_data!r}")
-        if raw_data:
-            query = dataclasses.replace(query, raw_data=True)
         query = self._compacted(query, compacted)
         cut, more = self._page(owner_id, chronicum_id, query)
         page = keep_whole_tool_calls(cut) if whole else cut

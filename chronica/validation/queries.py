@@ -40,6 +40,8 @@ def build_query(
     last_n: int = 0,
     max_tokens: int | None = None,
     before: str | None = None,
+    max_bytes: int | None = None,
+    raw_data: bool = False,
     **filters: Iterable[Any] | str | None,
 ) -> ActaQuery:
     """The store's query from a window's (or a follow's) keyword arguments, as
@@ -48,7 +50,8 @@ def build_query(
     ``filters`` are those of ``chronica.values.FILTERS``, each ``None``, one value
     or an iterable of them: unknown enum values are refused, and so is an identifier
     that no actum could hold. ``last_n <= 0`` means no limit; ``max_tokens`` is
-    ``None`` (no budget) or at least 0; ``before`` is ``None`` or an actum ID.
+    ``None`` (no budget) or at least 0; ``before`` is ``None`` or an actum ID;
+    ``max_bytes`` is ``None`` or a positive int; ``raw_data`` is ``True`` or ``False``.
     """
     last_n = _integer("last_n", last_n)
     if max_tokens is not None:
@@ -60,6 +63,12 @@ def build_query(
     if before is not None and not storable(before):
         # No store can hold such an ID, so it names no actum.
         raise InvalidQuery(f"before={before[:40]!r} is not an actum of this chronicum")
+    if max_bytes is not None and (
+        isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 1
+    ):
+        raise InvalidQuery(f"max_bytes must be a positive int, not {max_bytes!r}")
+    if not isinstance(raw_data, bool):
+        raise InvalidQuery(f"raw_data must be True or False, not {raw_data!r}")
     unknown = set(filters) - _FILTER_FIELDS
     if unknown:
         raise TypeError(f"build_query() got unexpected keyword argument(s): {sorted(unknown)}")
@@ -73,6 +82,8 @@ def build_query(
         last_n=max(last_n, 0),
         max_tokens=max_tokens,
         before=before,
+        max_bytes=max_bytes,
+        raw_data=raw_data,
         **checked,  # type: ignore[arg-type]
     )
 

@@ -522,3 +522,25 @@ def test_a_byte_budget_sends_about_the_budget(last_n):
     acta, more = page(rows)
     assert [a.content[:2] for a in acta] == ["58", "59"][-min(last_n or 2, 2) :]
     assert more
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [
+        ("max_bytes", 0),
+        ("max_bytes", -1),
+        ("max_bytes", True),
+        ("max_bytes", 1.5),
+        ("max_bytes", "4096"),
+        ("raw_data", 1),
+        ("raw_data", "yes"),
+        ("raw_data", None),
+    ],
+)
+def test_a_bad_byte_budget_or_raw_data_is_invalid(argument, value):
+    """``max_bytes`` is None or a positive int, ``raw_data`` True or False: anything
+    else is an ``InvalidQuery`` naming it, before any read."""
+    services.record_actum(OWNER, scenario.booking_reply("a table for two"))
+    with pytest.raises(InvalidQuery, match=f"^{argument} must be"):
+        services.get_acta_page(OWNER, CHRONICUM, **{argument: value})
