@@ -15,23 +15,27 @@ from ...values import ActorKind, Actum, ActumKind, Redaction
 
 __all__ = ["Streamed", "acta_of", "batch_json", "one_row", "stamped", "utc"]
 
+_R = TypeVar("_R")
 _T = TypeVar("_T")
 Row = Sequence[Any]
 
 
-class Streamed(Generic[_T]):
-    """What turns a statement's rows into its answer while they are read: the store hands
-    it the cursor to iterate, not ``fetchall()``'s list, and it stops reading at the last
-    row it needs (SQLite steps its statement as the rows are asked for). A list does as
-    well (a statement that embeds this one reads every row)."""
+class Streamed(Generic[_R, _T]):
+    """What turns a statement's rows into its answer, in two steps: ``take`` reads the
+    rows it needs as they come (the store hands it the cursor to iterate, not
+    ``fetchall()``'s list: SQLite steps its statement as rows are asked for, and the
+    rows after the last one taken are never read), then ``answer`` makes the answer of
+    what it took, once the cursor is closed. Called with a list (a statement that embeds
+    this one reads every row), it does both."""
 
-    __slots__ = ("answer",)
+    __slots__ = ("answer", "take")
 
-    def __init__(self, answer: Callable[[Iterable[Row]], _T]) -> None:
+    def __init__(self, take: Callable[[Iterable[Row]], _R], answer: Callable[[_R], _T]) -> None:
+        self.take = take
         self.answer = answer
 
     def __call__(self, rows: Iterable[Row]) -> _T:
-        return self.answer(rows)
+        return self.answer(self.take(rows))
 
 
 def utc(value: Any) -> dt.datetime:

@@ -129,7 +129,7 @@ class SQLiteDialect(BaseDialect):
             w_before=sql.BEFORE_SEQ.format(**self.tables) if before else "NULL",
         )
 
-        def page(rows: Iterable[Row]) -> WindowPage | None:
+        def take(rows: Iterable[Row]) -> tuple[Row | None, list[Row], bool]:
             found: Row | None = None
             kept: list[Row] = []
             used, more = 0, False
@@ -145,6 +145,10 @@ class SQLiteDialect(BaseDialect):
                         kept.append(row[3:-1])
                     elif found is not None:
                         break  # (the rows after it are never read)
+            return found, kept, more
+
+        def page(taken: tuple[Row | None, list[Row], bool]) -> WindowPage | None:
+            found, kept, more = taken
             if found is None:
                 return None
             if before and found[1] is None:
@@ -152,7 +156,7 @@ class SQLiteDialect(BaseDialect):
             kept.reverse()
             return acta_of(chronicum_id, kept, raw=query.raw_data), more
 
-        return (text, params), Streamed(page)
+        return (text, params), Streamed(take, page)
 
     def append(
         self,

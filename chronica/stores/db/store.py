@@ -121,7 +121,10 @@ class DjangoStore(BaseStore):
         (text, params), answer = make(dialect, connection)
         with dialect.cursor(connection) as cursor:
             cursor.execute(text, params)
-            return answer(cursor if isinstance(answer, Streamed) else cursor.fetchall())
+            if not isinstance(answer, Streamed):
+                return answer(cursor.fetchall())
+            taken = answer.take(cursor)
+        return answer.answer(taken)  # type: ignore[no-any-return]
 
     def _written(self) -> None:
         """After a write: once it commits, remember where replicas must have replayed
