@@ -544,3 +544,40 @@ def test_a_bad_byte_budget_or_raw_data_is_invalid(argument, value):
     services.record_actum(OWNER, scenario.booking_reply("a table for two"))
     with pytest.raises(InvalidQuery, match=f"^{argument} must be"):
         services.get_acta_page(OWNER, CHRONICUM, **{argument: value})
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("chronicum", [CHRONICUM, "empty", "missing", "anothers"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        ActaQuery(last_n=5, max_bytes=250),
+        ActaQuery(max_bytes=10**6),
+        ActaQuery(last_n=3),
+    ],
+    ids=["bytes", "bytes-no-limit", "plain"],
+)
+def test_a_window_embedded_in_a_statement_is_the_same_page(chronicum, query):
+    """A statement may embed a dialect's window (as the state's read does: LEFT JOINed,
+    its rows sorted by seq, newest first): what turns the rows into the page gives the
+    page the store's window gives, and None for a chronicum that is not the owner's."""
+    for n in range(12):
+        services.record_actum(OWNER, scenario.booking_reply(f"{n:02d}" + "x" * 98))
+    services.create_chronicum(OWNER, "empty")
+    services.create_chronicum("someone-else", "anothers")
+    dialect = dialect_of(connection)
+    (window, params), page = dialect.window(OWNER, chronicum, query)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT w.* FROM (SELECT 1 AS one) s LEFT JOIN ({window}) w ON 1 = 1"
+            " ORDER BY w.w_seq DESC",
+            params,
+        )
+        embedded = page(cursor.fetchall())
+    stored = DjangoStore().window(OWNER, chronicum, query)
+    assert embedded == stored
+    assert (stored is None) == (chronicum in ("missing", "anothers"))
+    if chronicum == CHRONICUM:  # (a page that is cut, by the limit or the budget, and one not)
+        assert stored is not None
+        assert stored[0]
+        assert stored[1] == (query.max_bytes != 10**6)

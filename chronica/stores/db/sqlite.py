@@ -138,7 +138,7 @@ class SQLiteDialect(BaseDialect):
                     found = row
                     if more:
                         break
-                elif not more:
+                elif not more and row[-1] is not None:  # (not a LEFT JOIN's NULLs)
                     used += row[2]
                     more = (bool(kept) and used > max_bytes) or len(kept) == last_n
                     if not more:
