@@ -49,6 +49,10 @@ TIMING: dict[str, str] = {
     "tests/test_pregel.py::test_stream_subgraphs_during_execution[memory]": (
         "asserts that a chunk arrives 0.2-0.3 s after the start (time.sleep(0.2) in a node)"
     ),
+    "tests/test_pregel_async.py::test_stream_subgraphs_during_execution[memory]": (
+        "its async twin: a chunk 0.2-0.4 s after the start (asyncio.sleep(0.2) in a node);"
+        " it came at 0.7 s in CI on PostgreSQL with the load average at 12"
+    ),
     # (each of LangGraph's three durabilities: async, sync, exit)
     **{
         f"tests/test_pregel_async.py::test_imp_nested[memory-{d}]": IMP_NESTED
