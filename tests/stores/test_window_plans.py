@@ -14,6 +14,16 @@ from chronica.values import ActaQuery
 OWNER = "ardian"
 
 
+def _sqlite_plan(owner, query):
+    """The steps of SQLite's plan for the window of ``query`` (``EXPLAIN QUERY PLAN``)."""
+    if connection.vendor != "sqlite":
+        pytest.skip("EXPLAIN QUERY PLAN of SQLite: this run is on PostgreSQL")
+    (sql, params), _page = dialect_of(connection).window(owner, "plan-1", query)
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
+        return [row[-1] for row in cursor.fetchall()]
+
+
 def _nodes(plan):
     yield plan
     for child in plan.get("Plans", []):
@@ -35,12 +45,7 @@ def _nodes(plan):
 def test_sqlite_pages_back_with_an_index_seek_on_seq(query, owner):
     """Paging back with ``before=`` seeks the (chronicum_id, seq) index to the page: the
     rows visited are the page's, not every newer actum's."""
-    if connection.vendor != "sqlite":
-        pytest.skip("EXPLAIN QUERY PLAN of SQLite: this run is on PostgreSQL")
-    (sql, params), _page = dialect_of(connection).window(owner, "plan-1", query)
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
-        plan = [row[-1] for row in cursor.fetchall()]
+    plan = _sqlite_plan(owner, query)
     seeks = [step for step in plan if "acta_chronicum_seq (chronicum_id=? AND seq<?)" in step]
     assert seeks, plan
     ranges = [step for step in plan if "(chronicum_id>? AND chronicum_id<?)" in step]
@@ -64,12 +69,7 @@ def test_sqlite_byte_budget_window_reads_as_it_goes(query, owner):
     row over as it is read: no sorter and no materialized subquery that would hold
     every candidate, its content included, before the first row (the reader stops at
     the first actum past the budget: tests/core/test_windows.py)."""
-    if connection.vendor != "sqlite":
-        pytest.skip("EXPLAIN QUERY PLAN of SQLite: this run is on PostgreSQL")
-    (sql, params), _page = dialect_of(connection).window(owner, "plan-1", query)
-    with connection.cursor() as cursor:
-        cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
-        plan = [row[-1] for row in cursor.fetchall()]
+    plan = _sqlite_plan(owner, query)
     assert any("acta USING INDEX acta_chronicum_seq" in step for step in plan), plan
     assert not [step for step in plan if "TEMP B-TREE" in step or "MATERIALIZE" in step], plan
 
