@@ -158,8 +158,7 @@ class BaseDialect:
         none (or one not found) for a missing chronicum or another owner's."""
         where, params = self.filters(query)
         params.update(chronicum_id=chronicum_id, owner_id=owner_id, before=query.before)
-        before = "" if query.before is None else sql.BEFORE.format(**self.tables)
-        before_seq = "NULL" if query.before is None else sql.BEFORE_SEQ.format(**self.tables)
+        before = sql.before_fields(self.tables, query.before)
         owned = owner_id is not None
         last_n = row_limit(query.last_n)
         if query.max_tokens is not None:
@@ -172,7 +171,7 @@ class BaseDialect:
                 fits.append("w.w_n <= %(last_n)s")
                 params["last_n"] = last_n
             text = self.statement("WINDOW_WITHIN_TOKENS", owned).format(
-                filters=where, before=before, fits=" AND ".join(fits), w_before=before_seq
+                filters=where, fits=" AND ".join(fits), **before
             )
         elif query.max_bytes is not None:
             params["max_bytes"] = query.max_bytes
@@ -183,9 +182,8 @@ class BaseDialect:
                 "WINDOW_WITHIN_BYTES" if short else "WINDOW_WITHIN_BYTES_CUT", owned
             ).format(
                 filters=where,
-                before=before,
                 limit="" if last_n is None else " LIMIT CAST(%(last_n)s AS BIGINT) + 1",
-                w_before=before_seq,
+                **before,
             )
         else:
             if last_n is not None:
@@ -193,9 +191,8 @@ class BaseDialect:
             # (no "older page" column: the extra row of LIMIT last_n + 1 says so)
             text = self.statement("WINDOW", owned).format(
                 filters=where,
-                before=before,
                 limit="" if last_n is None else " LIMIT CAST(%(last_n)s AS BIGINT) + 1",
-                w_before=before_seq,
+                **before,
             )
         tokens = query.max_tokens is not None
         within_bytes = not tokens and query.max_bytes is not None

@@ -307,3 +307,11 @@ def fitting(fits: str) -> str:
         f"CASE WHEN {fits} THEN r.{column} END" if column in ("content", "data") else "r." + column
         for column in ACTUM_COLUMNS
     )
+
+
+def before_fields(tables: dict[str, str], before: str | None) -> dict[str, str]:
+    """The fields a window's template leaves for ``before``: its condition on the acta
+    (``{before}``) and where it stands (``{w_before}``); none and ``NULL`` without it."""
+    if before is None:
+        return {"before": "", "w_before": "NULL"}
+    return {"before": BEFORE.format(**tables), "w_before": BEFORE_SEQ.format(**tables)}

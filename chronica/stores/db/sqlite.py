@@ -122,11 +122,8 @@ class SQLiteDialect(BaseDialect):
             before=query.before,
             limit=-1 if last_n is None else last_n + 1,
         )
-        before = query.before is not None
         text = self.within_bytes[owner_id is not None].format(
-            filters=where,
-            before=sql.BEFORE.format(**self.tables) if before else "",
-            w_before=sql.BEFORE_SEQ.format(**self.tables) if before else "NULL",
+            filters=where, **sql.before_fields(self.tables, query.before)
         )
 
         def take(rows: Iterable[Row]) -> tuple[Row | None, list[Row], bool]:
@@ -151,7 +148,7 @@ class SQLiteDialect(BaseDialect):
             found, kept, more = taken
             if found is None:
                 return None
-            if before and found[1] is None:
+            if query.before is not None and found[1] is None:
                 raise InvalidQuery(f"before={query.before!r} is not an actum of this chronicum")
             kept.reverse()
             return acta_of(chronicum_id, kept, raw=query.raw_data), more
