@@ -108,11 +108,6 @@ def owner_hash(owner_id: str) -> str:
     return hashlib.sha256(owner_id.encode()).hexdigest()
 
 
-def _statements(connection: BaseDatabaseWrapper) -> dict[str, str]:
-    """``connection``'s statements: ``STATEMENTS`` of its dialect's features."""
-    return STATEMENTS[dialect_of(connection).features]
-
-
 def _in_transaction(connection: BaseDatabaseWrapper, work: Callable[[], Any]) -> Any:
     def atomic() -> Any:
         with transaction.atomic(using=connection.alias):
@@ -128,10 +123,11 @@ def redactions(
     since: dt.datetime,
     position: int,
 ) -> list[Actum]:
-    when = dialect_of(connection).time(connection, since)
-    with dialect_of(connection).cursor(connection) as cursor:
+    dialect = dialect_of(connection)
+    when = dialect.time(connection, since)
+    with dialect.cursor(connection) as cursor:
         cursor.execute(
-            _statements(connection)["REDACTIONS"],
+            STATEMENTS[dialect.features]["REDACTIONS"],
             [chronicum_id, when, position, chronicum_id, owner_id],
         )
         return acta_of(chronicum_id, cursor.fetchall())
@@ -165,8 +161,9 @@ def _delete_chronica(
 
 
 def _count(connection: BaseDatabaseWrapper, owner_id: str) -> dict[str, int]:
-    with dialect_of(connection).cursor(connection) as cursor:
-        cursor.execute(_statements(connection)["COUNT_OWNER"], [owner_id] * 4)
+    dialect = dialect_of(connection)
+    with dialect.cursor(connection) as cursor:
+        cursor.execute(STATEMENTS[dialect.features]["COUNT_OWNER"], [owner_id] * 4)
         row = cursor.fetchone()
     return {CHRONICA: row[0], ACTA: row[1], STATES: row[2], CREDENTIALS: row[3]}
 
