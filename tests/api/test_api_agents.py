@@ -106,7 +106,7 @@ class TestAgentOverTheAPI:
         revoked = services.issue_credential(owner, "booking")
         services.revoke_credential(revoked.info.key_id)
         off = booking[:-1] + ("A" if booking[-1] != "A" else "B")
-        unknown = "chr_agent_000000000000_" + booking.rsplit("_", 1)[1]
+        unknown = "chr_agent_000000000000_" + booking.split("_", 3)[3]
         for secret in (expired.secret, revoked.secret, off, unknown):
             answer = post(agent(secret), HELD)
             assert answer.status_code == 401, secret

@@ -282,7 +282,7 @@ class TestCredentials:
             return real(a, b)
 
         monkeypatch.setattr("chronica.services.credentials.hmac.compare_digest", spy)
-        unknown = "chr_agent_000000000000_" + secret.rsplit("_", 1)[1]
+        unknown = "chr_agent_000000000000_" + secret.split("_", 3)[3]
         wrong = secret[:-1] + ("A" if secret[-1] != "A" else "B")
         for attempt in (unknown, wrong, "garbage"):
             with pytest.raises(InvalidCredential):
