@@ -80,17 +80,26 @@ def wait_for(url: str, server: subprocess.Popen[bytes], log: IO[str]) -> int:
     """The status of the first answer from ``url`` once the server listens.
 
     Waiting for the server to listen is setup, not a measurement: the deadline
-    only stops a server that never starts from hanging the run.
+    only stops a server that never starts from hanging the run. It runs from the
+    server's last word: a server that prints as it goes (the demo runs an agent on
+    each framework before it serves, minutes on a loaded two-core machine) is not stuck.
     """
-    deadline = time.monotonic() + 120
+    written, deadline = -1, 0.0
     while True:
         try:
             return get(url)[0]
         except OSError:
+            size = log.seek(0, os.SEEK_END)
+            if size != written:
+                written, deadline = size, time.monotonic() + STALLED
             if server.poll() is not None or time.monotonic() > deadline:
                 log.seek(0)
                 pytest.fail(f"the server never answered {url}:\n{log.read()}")
             time.sleep(0.2)
+
+
+STALLED = 120
+"""Seconds a starting server may go without printing a word before it counts as stuck."""
 
 
 @contextmanager

@@ -228,7 +228,8 @@ def test_serve_answers_the_admin_and_the_api_with_the_printed_token(tmp_path: Pa
     server = subprocess.Popen(
         [PYTHON, "manage.py", "chronica_demo", "--serve", "--addrport", base[len("http://") :]],
         cwd=ROOT,
-        env=environment(),
+        # (unbuffered: the log grows as the demo goes, which wait_for counts as progress)
+        env=environment(PYTHONUNBUFFERED="1"),
         stdout=log,
         stderr=subprocess.STDOUT,
     )
