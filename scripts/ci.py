@@ -10,10 +10,11 @@ spent waiting on servers, subprocesses and sleeps, not on a core).
   the once-per-build tests in a leg of their own on each (``newest-sqlite-once``,
   ``newest-postgres-once``).
 
-The once-per-build tests (``@pytest.mark.once``: the OpenAI Agents SDK's own suite, the
-wheel installed into a new project, the browser, the 2,000-round HTTP race, PgBouncer,
-the replica clusters) run on the newest pair only; where Python 3.13 is missing they
-run on the venv's pair instead, and the newest pair's legs say why they did not run.
+The once-per-build tests (``@pytest.mark.once``: the OpenAI Agents SDK's and LangGraph's
+own suites, on PostgreSQL only, the wheel installed into a new project, the browser, the
+2,000-round HTTP race, PgBouncer, the replica clusters) run on the newest pair only;
+where Python 3.13 is missing they run on the venv's pair instead, and the newest pair's
+legs say why they did not run.
 
 The slow tests (``@pytest.mark.slow``: the demo, the example project's servers, workers
 and agents in processes of their own, the framework differentials, the lock races) run

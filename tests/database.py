@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from django.db import connection
+
+#: A framework's own suite (LangGraph's graph tests, the OpenAI Agents SDK's) runs once a
+#: build, on PostgreSQL, the database deployments use: each costs minutes of processor,
+#: and what it checks, the framework's behaviour on chronica's saver or session, is the
+#: same on either database. What the database does for the integration is tested on both,
+#: in every leg (LangGraph's checkpoint conformance suite, the integrations' own tests).
+framework_suite_on_postgresql = pytest.mark.skipif(
+    os.environ.get("CHRONICA_TEST_DB", "sqlite") != "postgres",
+    reason="a framework's own suite runs once a build, on PostgreSQL (newest-postgres-once);"
+    " the integration's database part is tested on SQLite in every leg (tests/database.py)",
+)
 
 
 def server_connection(**options: Any) -> Any:

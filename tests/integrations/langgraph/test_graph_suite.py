@@ -2,7 +2,8 @@
 
 Tests nobody here wrote: every test of LangGraph's source distribution that takes its
 ``sync_checkpointer`` or ``async_checkpointer`` fixture, run with ChronicaSaver where
-the fixture gives its in-memory saver, on the database this suite runs on. See
+the fixture gives its in-memory saver, once a build, on PostgreSQL
+(``tests.database.framework_suite_on_postgresql`` says why). See
 ``graph_suite.py`` for how they are fetched and run, and
 ``graph_plugin/chronica_lg_selection.py`` for the failures known and why.
 """
@@ -13,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from ...database import framework_suite_on_postgresql
 from . import graph_suite
 
-pytestmark = [pytest.mark.slow, pytest.mark.once]
+pytestmark = [pytest.mark.slow, pytest.mark.once, framework_suite_on_postgresql]
 
 # Fewer tests on a ChronicaSaver than this means the swap stopped reaching them (the
 # fixture renamed, its helper imported another way), not that they passed.

@@ -2,9 +2,10 @@
 
 Tests nobody here wrote: the SDK's session tests and its runner tests that use
 SQLiteSession (runner, streaming, resume, tool failures, max turns, cancellation,
-compaction), each with ChronicaSession put in place of SQLiteSession, on the
-database this suite runs on. See ``sdk.py`` for how they are fetched and run, and
-``sdk_plugin/chronica_sdk_selection.py`` for the few left out and why.
+compaction), each with ChronicaSession put in place of SQLiteSession, once a build, on
+PostgreSQL (``tests.database.framework_suite_on_postgresql`` says why). See ``sdk.py``
+for how they are fetched and run, and ``sdk_plugin/chronica_sdk_selection.py`` for the
+few left out and why.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from ...database import framework_suite_on_postgresql
 from . import sdk
 
-pytestmark = [pytest.mark.slow, pytest.mark.once]
+pytestmark = [pytest.mark.slow, pytest.mark.once, framework_suite_on_postgresql]
 
 # Fewer tests on a ChronicaSession than this means the swap stopped reaching them
 # (a module renamed, SQLiteSession imported another way), not that they passed.
