@@ -18,10 +18,11 @@ legs say why they did not run.
 
 The slow tests (``@pytest.mark.slow``: the demo, the example project's servers, workers
 and agents in processes of their own, the framework differentials, the lock races) run
-on each database and on each pair once, not four times: the venv's pair on SQLite, the
-newest pair on PostgreSQL (``CHRONICA_SLOW=elsewhere`` skips them in the other two legs,
-saying where they run). A test of one database only runs on that database's leg of the
-two (the SQLite lock races: the venv's pair; the PostgreSQL demo: the newest pair).
+on each database and on each pair once, not four times, in two halves by file
+(``CHRONICA_SLOW``, tests/conftest.py): the first half on the venv's SQLite leg and the
+newest pair's PostgreSQL leg, the second on the two others, so that no two legs carry
+them all and end last. Each leg says which half it skips. A test of one database only
+runs on that database's leg of its half.
 
 ``python scripts/ci.py [LEG ...]`` runs the named legs (all by default). Logs go to
 ``.ci-logs/<leg>.log``; a failed leg's tail is printed at the end.
@@ -60,9 +61,10 @@ class Leg:
         return LOGS / f"{self.name}.log"
 
 
-def suite(db: str, leg: str, redis: int, once: bool, slow: bool = True) -> dict[str, str]:
+def suite(db: str, leg: str, redis: int, once: bool, slow: str = "") -> dict[str, str]:
     """The environment of a pytest leg: its own database, file and Redis database;
-    ``slow``: with the slow tests (see the module's docstring)."""
+    ``slow``: which half of the slow tests it runs (``CHRONICA_SLOW``; "": all of them;
+    see the module's docstring)."""
     env = {
         "PYTHONWARNINGS": "error::DeprecationWarning",
         "CHRONICA_TEST_DB": db,
@@ -74,8 +76,8 @@ def suite(db: str, leg: str, redis: int, once: bool, slow: bool = True) -> dict[
     }
     if not once:
         env["CHRONICA_ONCE"] = "elsewhere"
-    if not slow:
-        env["CHRONICA_SLOW"] = "elsewhere"
+    if slow:
+        env["CHRONICA_SLOW"] = slow
     return env
 
 
@@ -93,6 +95,9 @@ def legs(newest: bool) -> list[Leg]:
     slowest = "--durations=20"
     pytest = [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", slowest]
     mkdocs = [str(BIN / "mkdocs"), "build", "--strict", "--site-dir", str(VENV / "docs-site")]
+    # The slow tests in halves (tests/conftest.py): each half on one leg of each database
+    # and one of each pair. Without the newest pair, the venv's two legs run all of them.
+    halves = ("first-half", "second-half") if newest else ("", "")
     found = [
         Leg(
             "checks",
@@ -105,12 +110,8 @@ def legs(newest: bool) -> list[Leg]:
             ],
             {"DJANGO_SETTINGS_MODULE": "tests.settings", "NO_MKDOCS_2_WARNING": "1"},
         ),
-        Leg("sqlite", [pytest], suite("sqlite", "sqlite", 11, once=not newest)),
-        Leg(
-            "postgres",
-            [pytest],
-            suite("postgres", "postgres", 12, once=not newest, slow=not newest),
-        ),
+        Leg("sqlite", [pytest], suite("sqlite", "sqlite", 11, not newest, halves[0])),
+        Leg("postgres", [pytest], suite("postgres", "postgres", 12, not newest, halves[1])),
     ]
     if newest:
         nox = [str(BIN / "nox"), "--no-install", "--reuse-existing-virtualenvs", "-s", "tests"]
@@ -118,7 +119,7 @@ def legs(newest: bool) -> list[Leg]:
             Leg(
                 "newest-sqlite",
                 [[*nox, "--", "sqlite", "-m", "not once", slowest]],
-                suite("sqlite", "newest-sqlite", 13, True, slow=False),
+                suite("sqlite", "newest-sqlite", 13, True, halves[1]),
             ),
             # The once-per-build tests (LangGraph's and the SDK's own suites, the HTTP
             # races, PgBouncer, the clusters, the browser) take minutes of waiting: a leg
@@ -131,7 +132,7 @@ def legs(newest: bool) -> list[Leg]:
             Leg(
                 "newest-postgres",
                 [[*nox, "--", "postgres", "-m", "not once", slowest]],
-                suite("postgres", "newest-postgres", 14, True),
+                suite("postgres", "newest-postgres", 14, True, halves[0]),
             ),
             Leg(
                 "newest-postgres-once",

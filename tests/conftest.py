@@ -60,29 +60,52 @@ TransactionTestCase._fixture_teardown = _flush_keeping_migrate_rows  # type: ign
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``make test`` runs the once-per-build checks in the newest pair's legs only, and
-    the slow tests once on each database and each pair (scripts/ci.py): the other legs
-    skip them, saying where they run."""
-    skips = []
+    each half of the slow tests on one leg of each database and one of each pair
+    (scripts/ci.py): the other legs skip them, saying where they run."""
     if os.environ.get("CHRONICA_ONCE") == "elsewhere":
-        skips.append(
-            (
-                "once",
-                "once per build: make test runs it in the newest pair's legs (scripts/ci.py)",
-            )
+        elsewhere = pytest.mark.skip(
+            reason="once per build: make test runs it in the newest pair's legs (scripts/ci.py)"
         )
-    if os.environ.get("CHRONICA_SLOW") == "elsewhere":
-        skips.append(
-            (
-                "slow",
-                "slow: make test runs it on SQLite on the venv's pair and on PostgreSQL on"
-                " the newest pair (scripts/ci.py)",
-            )
-        )
-    for marker, reason in skips:
-        elsewhere = pytest.mark.skip(reason=reason)
         for item in items:
-            if item.get_closest_marker(marker) is not None:
+            if item.get_closest_marker("once") is not None:
                 item.add_marker(elsewhere)
+    half = os.environ.get("CHRONICA_SLOW")
+    if half in SLOW_HALVES:
+        other = pytest.mark.skip(
+            reason=f"slow, the {SLOW_HALVES[1 - SLOW_HALVES.index(half)]}: make test runs each"
+            " half on one leg of each database and one of each pair (scripts/ci.py)"
+        )
+        for item in items:
+            if _slow_half(items, item) not in (None, half):
+                item.add_marker(other)
+
+
+SLOW_HALVES = ("first-half", "second-half")
+"""``CHRONICA_SLOW=first-half`` (or ``second-half``): only that half of the slow tests'
+files runs, so that each slow test runs on each database and each pair once while every
+leg gets about half of them (scripts/ci.py)."""
+
+
+def _slow_half(items: list[pytest.Item], item: pytest.Item) -> str | None:
+    """The half of the slow tests ``item`` is in (None: not a slow test). By file, so that
+    a module's fixtures serve its slow tests in one leg: the files of the slow tests, sorted,
+    taken in turn. The once-per-build tests are left out, their legs run them all."""
+    if item.get_closest_marker("slow") is None or item.get_closest_marker("once") is not None:
+        return None
+    cache = item.session.stash.setdefault(_HALVES, {})
+    if not cache:
+        files = sorted(
+            {
+                str(i.path)
+                for i in items
+                if i.get_closest_marker("slow") and not i.get_closest_marker("once")
+            }
+        )
+        cache.update({path: SLOW_HALVES[n % 2] for n, path in enumerate(files)})
+    return cache[str(item.path)]
+
+
+_HALVES = pytest.StashKey[dict[str, str]]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
