@@ -110,8 +110,12 @@ def legs(newest: bool) -> list[Leg]:
             ],
             {"DJANGO_SETTINGS_MODULE": "tests.settings", "NO_MKDOCS_2_WARNING": "1"},
         ),
-        Leg("sqlite", [pytest], suite("sqlite", "sqlite", 11, not newest, halves[0])),
-        Leg("postgres", [pytest], suite("postgres", "postgres", 12, not newest, halves[1])),
+        Leg("sqlite", [pytest], suite("sqlite", "sqlite", 11, once=not newest, slow=halves[0])),
+        Leg(
+            "postgres",
+            [pytest],
+            suite("postgres", "postgres", 12, once=not newest, slow=halves[1]),
+        ),
     ]
     if newest:
         nox = [str(BIN / "nox"), "--no-install", "--reuse-existing-virtualenvs", "-s", "tests"]
@@ -119,7 +123,7 @@ def legs(newest: bool) -> list[Leg]:
             Leg(
                 "newest-sqlite",
                 [[*nox, "--", "sqlite", "-m", "not once", slowest]],
-                suite("sqlite", "newest-sqlite", 13, True, halves[1]),
+                suite("sqlite", "newest-sqlite", 13, True, slow=halves[1]),
             ),
             # The once-per-build tests (LangGraph's and the SDK's own suites, the HTTP
             # races, PgBouncer, the clusters, the browser) take minutes of waiting: a leg
@@ -132,7 +136,7 @@ def legs(newest: bool) -> list[Leg]:
             Leg(
                 "newest-postgres",
                 [[*nox, "--", "postgres", "-m", "not once", slowest]],
-                suite("postgres", "newest-postgres", 14, True, halves[0]),
+                suite("postgres", "newest-postgres", 14, True, slow=halves[0]),
             ),
             Leg(
                 "newest-postgres-once",

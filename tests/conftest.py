@@ -75,8 +75,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             reason=f"slow, the {SLOW_HALVES[1 - SLOW_HALVES.index(half)]}: make test runs each"
             " half on one leg of each database and one of each pair (scripts/ci.py)"
         )
+        halves = _slow_halves(items)
         for item in items:
-            if _slow_half(items, item) not in (None, half):
+            if _half_slow(item) and halves[str(item.path)] != half:
                 item.add_marker(other)
 
 
@@ -86,26 +87,17 @@ files runs, so that each slow test runs on each database and each pair once whil
 leg gets about half of them (scripts/ci.py)."""
 
 
-def _slow_half(items: list[pytest.Item], item: pytest.Item) -> str | None:
-    """The half of the slow tests ``item`` is in (None: not a slow test). By file, so that
-    a module's fixtures serve its slow tests in one leg: the files of the slow tests, sorted,
-    taken in turn. The once-per-build tests are left out, their legs run them all."""
-    if item.get_closest_marker("slow") is None or item.get_closest_marker("once") is not None:
-        return None
-    cache = item.session.stash.setdefault(_HALVES, {})
-    if not cache:
-        files = sorted(
-            {
-                str(i.path)
-                for i in items
-                if i.get_closest_marker("slow") and not i.get_closest_marker("once")
-            }
-        )
-        cache.update({path: SLOW_HALVES[n % 2] for n, path in enumerate(files)})
-    return cache[str(item.path)]
+def _half_slow(item: pytest.Item) -> bool:
+    """Whether ``item`` is one of the slow tests split in halves: the once-per-build tests
+    are not, their legs run them all."""
+    return item.get_closest_marker("slow") is not None and item.get_closest_marker("once") is None
 
 
-_HALVES = pytest.StashKey[dict[str, str]]()
+def _slow_halves(items: list[pytest.Item]) -> dict[str, str]:
+    """The half of each file of the split slow tests. By file, so that a module's fixtures
+    serve its slow tests in one leg: the files, sorted, taken in turn."""
+    files = sorted({str(item.path) for item in items if _half_slow(item)})
+    return {path: SLOW_HALVES[n % 2] for n, path in enumerate(files)}
 
 
 def pytest_configure(config: pytest.Config) -> None:
