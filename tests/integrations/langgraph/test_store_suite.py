@@ -23,12 +23,19 @@ ASYNC = store_suite.store_tests(
 # (InvalidStateError); ChronicaStore is one store with both, and Django refuses its sync
 # calls there (SynchronousOnlyOperation).
 NOT_CHRONICA_STORES = {"test_no_running_loop": "an AsyncSqliteStore's own rule"}
-globals().update(SYNC)
+# LangGraph's own tests, once a build on each database (the newest pair's once legs,
+# scripts/ci.py), as its graph suite and the SDK's: ~35 s of processor a leg, and what
+# they check is the store on the database, not the pair. Our own tests below, and the
+# checkpoint conformance suite, run in every leg.
+globals().update({name: pytest.mark.once(test) for name, test in SYNC.items()})
 globals().update(
-    {f"{name}_async": test for name, test in ASYNC.items() if name not in NOT_CHRONICA_STORES}
+    {
+        f"{name}_async": pytest.mark.once(test)
+        for name, test in ASYNC.items()
+        if name not in NOT_CHRONICA_STORES
+    }
 )
-# 6,000 concurrent calls (15-20 s of processor a leg, the heaviest of the suite): once on
-# each database and each pair, as the other slow tests (tests/conftest.py, scripts/ci.py).
+# 6,000 concurrent calls (15-20 s of processor, the heaviest of the suite).
 globals()["test_large_batches_async_async"] = pytest.mark.slow(
     globals()["test_large_batches_async_async"]
 )
