@@ -7,7 +7,6 @@ the way ``make demo`` runs it on .demo/db.sqlite3 or on DATABASE_URL.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,13 +75,15 @@ def demo_owner() -> str:
 
 @dataclass(frozen=True)
 class Demo:
-    """What three runs of the demo printed and left, read before any test's flush."""
+    """What three runs of the demo printed, answered and left, read before any test's
+    flush."""
 
-    output: str  # the first run's, with the password CHRONICA_DEMO_PASSWORD set
+    output: str  # the first run's (make demo's: --serve), with CHRONICA_DEMO_PASSWORD set
     acta: list[Actum]  # dinner-friday after it
-    busy: str  # a second demo's error, serving on a port in use (the first's server)
+    served: dict[str, Any]  # what its server answered (served_answers)
+    busy: str  # a second demo's error, serving on the first's port while it serves
     after_busy: dict[str, Any]  # what the database held after that one
-    again: str  # a third run's output, after it
+    again: str  # a third run's output, after the first stopped
     after_again: dict[str, Any]  # what the database held after that one
 
 
@@ -106,19 +107,52 @@ def _counts() -> dict[str, int | None]:
     return counts
 
 
+def served_answers(base: str, output: str) -> dict[str, Any]:
+    """What the served demo answers: the admin, its stylesheet, the schema, booking's
+    window with the printed credential, the follow page."""
+    schema_status, schema = get(f"{base}/api/schema/", Accept="application/json")
+    window_status, body = get(
+        f"{base}/api/chronica/dinner-friday/acta/?kind=message&last_n=3",
+        Accept="application/json",
+        Authorization=f"Bearer {printed(output, '  Authorization: Bearer ')}",
+    )
+    return {
+        "admin": get(f"{base}/admin/login/")[0],
+        "stylesheet": get(f"{base}/static/admin/css/base.css")[0],
+        "schema": (schema_status, json.loads(schema)["paths"] if schema_status == 200 else {}),
+        "window": (window_status, json.loads(body) if window_status == 200 else body),
+        "follow": get(f"{base}/follow/dinner-friday/")[0],
+        "base": base,
+    }
+
+
 @pytest.fixture(scope="module")
-def demo(django_db_setup: None, django_db_blocker: Any) -> Demo:
-    """The demo run once; a second one on a busy port; a third one after it: what each
-    printed and left, for the tests below that only look (each demo is seconds of
-    importing every framework: one sequence serves them all, and the flush after the
-    first of them empties the database)."""
-    output = run_demo(CHRONICA_DEMO_PASSWORD="first-demo-password")
-    with django_db_blocker.unblock():
-        acta = services.get_acta(demo_owner(), "dinner-friday")
-    with socket.socket() as running:  # the first demo's server, still serving
-        running.bind(("127.0.0.1", 0))
-        running.listen()
-        port = running.getsockname()[1]
+def demo(
+    django_db_setup: None, django_db_blocker: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Demo:
+    """``make demo`` run once, serving; a second one on its port while it serves; a third
+    one after it stopped: what each printed, answered and left, for the tests below that
+    only look (each demo is seconds of importing every framework and running an agent on
+    each: one sequence serves them all, and the flush after the first of them empties the
+    database)."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    log = (tmp_path_factory.mktemp("demo") / "demo.log").open("w+", encoding="utf-8")
+    server = subprocess.Popen(
+        [PYTHON, "manage.py", "chronica_demo", "--serve", "--addrport", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        # (unbuffered: the log grows as the demo goes, which wait_for counts as progress)
+        env=environment(PYTHONUNBUFFERED="1", CHRONICA_DEMO_PASSWORD="first-demo-password"),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        assert wait_for(f"{base}/admin/login/", server, log) == 200
+        log.seek(0)
+        output = log.read()
+        served = served_answers(base, output)
+        with django_db_blocker.unblock():
+            acta = services.get_acta(demo_owner(), "dinner-friday")
         busy = run_demo(
             "--serve",
             "--addrport",
@@ -126,19 +160,22 @@ def demo(django_db_setup: None, django_db_blocker: Any) -> Demo:
             check=False,
             CHRONICA_DEMO_PASSWORD="second-demo-password",
         )
-    with django_db_blocker.unblock():
-        after_busy = {
-            "port": port,
-            "signs in": _signs_in("first-demo-password", "second-demo-password"),
-            "acta": _counts(),
-        }
+        with django_db_blocker.unblock():
+            after_busy = {
+                "port": port,
+                "signs in": _signs_in("first-demo-password", "second-demo-password"),
+                "acta": _counts(),
+            }
+    finally:
+        stop(server)
+        log.close()
     again = run_demo()
     with django_db_blocker.unblock():
         after_again = {
             "signs in": _signs_in(printed(again, "Sign in as demo / ")),
             "acta": _counts(),
         }
-    return Demo(output, acta, busy, after_busy, again, after_again)
+    return Demo(output, acta, served, busy, after_busy, again, after_again)
 
 
 def test_booking_agent_reads_seven_acta_in_three_out(demo: Demo) -> None:
@@ -222,47 +259,25 @@ def test_running_the_demo_again_records_a_fresh_session_for_the_same_owner(
     assert demo.after_again["signs in"] == [True]
 
 
-def test_serve_answers_the_admin_and_the_api_with_the_printed_token(tmp_path: Path) -> None:
-    base = f"http://127.0.0.1:{free_port()}"
-    log = (tmp_path / "demo.log").open("w+", encoding="utf-8")
-    server = subprocess.Popen(
-        [PYTHON, "manage.py", "chronica_demo", "--serve", "--addrport", base[len("http://") :]],
-        cwd=ROOT,
-        # (unbuffered: the log grows as the demo goes, which wait_for counts as progress)
-        env=environment(PYTHONUNBUFFERED="1"),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        status = wait_for(f"{base}/admin/login/", server, log)
-        assert status == 200
-        # DEBUG is off in the demo, and the admin still gets its stylesheet.
-        assert get(f"{base}/static/admin/css/base.css")[0] == 200
+def test_serve_answers_the_admin_and_the_api_with_the_printed_token(demo: Demo) -> None:
+    served, output = demo.served, demo.output
 
-        status, schema = get(f"{base}/api/schema/", Accept="application/json")
-        assert status == 200
-        assert any(path.startswith("/api/chronica/") for path in json.loads(schema)["paths"])
-
-        log.seek(0)
-        printed_output = log.read()
-        # The person's token is never printed: agents use their own credentials.
-        assert "Authorization: Token" not in printed_output
-        assert f"{base}/follow/dinner-friday/" in printed_output
-        secret = printed(printed_output, "  Authorization: Bearer ")
-        status, body = get(
-            f"{base}/api/chronica/dinner-friday/acta/?kind=message&last_n=3",
-            Accept="application/json",
-            Authorization=f"Bearer {secret}",
-        )
-        assert status == 200
-        # After the demo, booking's next window shows the LangGraph reminder, then its own answer.
-        assert [a["actor"] for a in json.loads(body)] == ["search", "reminder", "booking"]
-        assert json.loads(body)[-1]["content"] == scenario_text("BOOKING_CAKE")
-        status, _ = get(f"{base}/follow/dinner-friday/")
-        assert status in (200, 302)  # the follow page, behind the sign-in
-    finally:
-        stop(server)
-        log.close()
+    assert served["admin"] == 200
+    # DEBUG is off in the demo, and the admin still gets its stylesheet.
+    assert served["stylesheet"] == 200
+    status, paths = served["schema"]
+    assert status == 200
+    assert any(path.startswith("/api/chronica/") for path in paths)
+    # The person's token is never printed: agents use their own credentials.
+    assert "Authorization: Token" not in output
+    assert f"{served['base']}/follow/dinner-friday/" in output
+    # After the demo, booking's next window (with the printed credential) shows the
+    # LangGraph reminder, then its own answer.
+    status, window = served["window"]
+    assert status == 200, window
+    assert [a["actor"] for a in window] == ["search", "reminder", "booking"]
+    assert window[-1]["content"] == scenario_text("BOOKING_CAKE")
+    assert served["follow"] in (200, 302)  # the follow page, behind the sign-in
 
 
 def test_the_windows_page_shows_each_agent_its_window_and_nobody_else_the_session(
