@@ -12,16 +12,22 @@ from typing import Any
 import pytest
 from django.db import connection
 
-#: A framework's own suite (LangGraph's graph tests, the OpenAI Agents SDK's) runs once a
-#: build, on PostgreSQL, the database deployments use: each costs minutes of processor,
-#: and what it checks, the framework's behaviour on chronica's saver or session, is the
-#: same on either database. What the database does for the integration is tested on both,
-#: in every leg (LangGraph's checkpoint conformance suite, the integrations' own tests).
-framework_suite_on_postgresql = pytest.mark.skipif(
-    os.environ.get("CHRONICA_TEST_DB", "sqlite") != "postgres",
-    reason="a framework's own suite runs once a build, on PostgreSQL (newest-postgres-once);"
-    " the integration's database part is tested on SQLite in every leg (tests/database.py)",
-)
+
+def framework_suite_on(database: str) -> pytest.MarkDecorator:
+    """A framework's own suite (LangGraph's graph tests, the OpenAI Agents SDK's) runs once
+    a build, on one database: each costs minutes of processor, and what it checks, the
+    framework's behaviour on chronica's saver or session, is the same on either. Each goes
+    to a database of its own, so that the two once legs (scripts/ci.py) end together.
+    What the database does for the integration is tested on both, in every leg (LangGraph's
+    checkpoint conformance suite, the integrations' own tests)."""
+    names = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
+    (other,) = set(names) - {database}
+    return pytest.mark.skipif(
+        os.environ.get("CHRONICA_TEST_DB", "sqlite") != database,
+        reason=f"a framework's own suite runs once a build, on {names[database]}"
+        f" (newest-{database}-once); the integration's database part is tested on"
+        f" {names[other]} in every leg (tests/database.py)",
+    )
 
 
 def server_connection(**options: Any) -> Any:

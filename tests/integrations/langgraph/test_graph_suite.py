@@ -2,8 +2,9 @@
 
 Tests nobody here wrote: every test of LangGraph's source distribution that takes its
 ``sync_checkpointer`` or ``async_checkpointer`` fixture, run with ChronicaSaver where
-the fixture gives its in-memory saver, once a build, on PostgreSQL
-(``tests.database.framework_suite_on_postgresql`` says why). See
+the fixture gives its in-memory saver, once a build, on SQLite
+(``tests.database.framework_suite_on`` says why; by hand on PostgreSQL:
+``CHRONICA_TEST_DB=postgres python -m tests.integrations.langgraph.graph_suite``). See
 ``graph_suite.py`` for how they are fetched and run, and
 ``graph_plugin/chronica_lg_selection.py`` for the failures known and why.
 """
@@ -14,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from ...database import framework_suite_on_postgresql
+from ...database import framework_suite_on
 from . import graph_suite
 
-pytestmark = [pytest.mark.slow, pytest.mark.once, framework_suite_on_postgresql]
+pytestmark = [pytest.mark.slow, pytest.mark.once, framework_suite_on("sqlite")]
 
 # Fewer tests on a ChronicaSaver than this means the swap stopped reaching them (the
 # fixture renamed, its helper imported another way), not that they passed.

@@ -3,7 +3,7 @@
 Tests nobody here wrote: the SDK's session tests and its runner tests that use
 SQLiteSession (runner, streaming, resume, tool failures, max turns, cancellation,
 compaction), each with ChronicaSession put in place of SQLiteSession, once a build, on
-PostgreSQL (``tests.database.framework_suite_on_postgresql`` says why). See ``sdk.py``
+PostgreSQL (``tests.database.framework_suite_on`` says why). See ``sdk.py``
 for how they are fetched and run, and ``sdk_plugin/chronica_sdk_selection.py`` for the
 few left out and why.
 """
@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from ...database import framework_suite_on_postgresql
+from ...database import framework_suite_on
 from . import sdk
 
-pytestmark = [pytest.mark.slow, pytest.mark.once, framework_suite_on_postgresql]
+pytestmark = [pytest.mark.slow, pytest.mark.once, framework_suite_on("postgres")]
 
 # Fewer tests on a ChronicaSession than this means the swap stopped reaching them
 # (a module renamed, SQLiteSession imported another way), not that they passed.
