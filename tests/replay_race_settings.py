@@ -44,10 +44,5 @@ def _wrap(connection, **kwargs: object) -> None:  # type: ignore[no-untyped-def]
 connection_created.connect(_wrap, dispatch_uid="tests.replay_race_settings")
 MIDDLEWARE = ["tests.replay_race_settings.PauseBetweenStatements", *MIDDLEWARE]  # noqa: F405
 
-# Each of gunicorn's threads keeps its database connection, as a deployed WSGI server
-# does (example_project's CONN_MAX_AGE is 0: it also serves ASGI, where Django asks for 0).
-# A connection a request made the shared PostgreSQL server fork a backend for each of the
-# races' 24,000 requests (~7 ms of its processor each, ~4 min a build); the races still
-# catch their bugs with it (the replay's owner check or the write's taken out: both fail
-# within 300 rounds, measured, stop 53).
+# Each of gunicorn's threads keeps its database connection (tests/race_settings.py says why).
 DATABASES["default"]["CONN_MAX_AGE"] = None  # noqa: F405

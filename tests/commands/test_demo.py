@@ -108,8 +108,9 @@ def _counts() -> dict[str, int | None]:
 
 
 def served_answers(base: str, output: str) -> dict[str, Any]:
-    """What the served demo answers: the admin, its stylesheet, the schema, booking's
-    window with the printed credential, the follow page."""
+    """What the served demo answers besides its admin's sign-in page (wait_for's): the
+    admin's stylesheet, the schema, booking's window with the printed credential, the
+    follow page."""
     schema_status, schema = get(f"{base}/api/schema/", Accept="application/json")
     window_status, body = get(
         f"{base}/api/chronica/dinner-friday/acta/?kind=message&last_n=3",
@@ -117,7 +118,6 @@ def served_answers(base: str, output: str) -> dict[str, Any]:
         Authorization=f"Bearer {printed(output, '  Authorization: Bearer ')}",
     )
     return {
-        "admin": get(f"{base}/admin/login/")[0],
         "stylesheet": get(f"{base}/static/admin/css/base.css")[0],
         "schema": (schema_status, json.loads(schema)["paths"] if schema_status == 200 else {}),
         "window": (window_status, json.loads(body) if window_status == 200 else body),
@@ -147,10 +147,10 @@ def demo(
         stderr=subprocess.STDOUT,
     )
     try:
-        assert wait_for(f"{base}/admin/login/", server, log) == 200
+        admin = wait_for(f"{base}/admin/login/", server, log)
         log.seek(0)
         output = log.read()
-        served = served_answers(base, output)
+        served = {"admin": admin, **served_answers(base, output)}
         with django_db_blocker.unblock():
             acta = services.get_acta(demo_owner(), "dinner-friday")
         busy = run_demo(
