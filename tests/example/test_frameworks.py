@@ -8,7 +8,6 @@ from asgiref.sync import async_to_sync
 
 from chronica import ActorKind, Actum, ActumKind, services
 from chronica.services import OwnerIdentity
-from example_project.dinner.frameworks import TURNS
 from example_project.dinner.scenario import (
     BIRTHDAY,
     BOOKING_CAKE,
@@ -24,6 +23,10 @@ SESSION = "dinner-friday"
 
 
 def test_every_framework_takes_its_turn_in_one_session_and_every_actum_is_attested():
+    # Imported here, not at the top: the four frameworks take seconds to import, which
+    # every leg that collects this file and does not run it would pay (scripts/ci.py).
+    from example_project.dinner.frameworks import TURNS
+
     credentials = {
         turn.agent: services.issue_credential(OWNER, turn.agent, expires_in="1d") for turn in TURNS
     }
