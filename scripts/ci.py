@@ -7,8 +7,8 @@ spent waiting on servers, subprocesses and sleeps, not on a core).
 - ``checks``: ruff, ruff format, mypy, makemigrations --check, the docs site (--strict);
 - ``sqlite``, ``postgres``: the suite on Python 3.11 + Django 5.2 (the venv);
 - ``newest-sqlite``, ``newest-postgres``: the suite on Python 3.13 + Django 6.1 (nox),
-  the once-per-build tests in a leg of their own on each (``newest-sqlite-once``,
-  ``newest-postgres-once``).
+  half of its files on each, the once-per-build tests in a leg of their own on each
+  database (``newest-sqlite-once``, ``newest-postgres-once``).
 
 The once-per-build tests (``@pytest.mark.once``: the OpenAI Agents SDK's and LangGraph's
 own graph suites, each on one database, LangGraph's store suite, the wheel installed into
@@ -17,12 +17,18 @@ run on the newest pair only;
 where Python 3.13 is missing they run on the venv's pair instead, and the newest pair's
 legs say why they did not run.
 
+The venv's pair runs the whole suite on each database. The newest pair runs each test
+once, on one database or the other: the test files in two halves (sorted, taken in turn;
+``CHRONICA_FILES``, tests/conftest.py), the first half on its SQLite leg, the second on
+its PostgreSQL leg. It is there to catch what a newer Python or Django breaks, which
+rarely depends on the database; the venv's pair catches what the database does.
+
 The slow tests (``@pytest.mark.slow``: the demo, the example project's servers, workers
 and agents in processes of their own, the framework differentials, the lock races) run
-on each database and on each pair once, not four times, in two halves by file
-(``CHRONICA_SLOW``, tests/conftest.py): the first half on the venv's SQLite leg and the
-newest pair's PostgreSQL leg, the second on the two others, so that no two legs carry
-them all and end last. Each leg says which half it skips. A test of one database only
+on each database and on each pair once, not four times: a slow test of the first half
+runs on the newest pair's SQLite leg (with its file) and on the venv's PostgreSQL leg,
+one of the second half on the newest pair's PostgreSQL leg and the venv's SQLite leg
+(``CHRONICA_SLOW``). Each leg says which half it skips. A test of one database only
 runs on that database's leg of its half.
 
 ``python scripts/ci.py [LEG ...]`` runs the named legs (all by default). Logs go to
@@ -62,10 +68,13 @@ class Leg:
         return LOGS / f"{self.name}.log"
 
 
-def suite(db: str, leg: str, redis: int, once: bool, slow: str = "") -> dict[str, str]:
+def suite(
+    db: str, leg: str, redis: int, once: bool, slow: str = "", files: str = ""
+) -> dict[str, str]:
     """The environment of a pytest leg: its own database, file and Redis database;
-    ``slow``: which half of the slow tests it runs (``CHRONICA_SLOW``; "": all of them;
-    see the module's docstring)."""
+    ``slow``: which half of the slow tests it runs (``CHRONICA_SLOW``; "": all of them);
+    ``files``: which half of the test files (``CHRONICA_FILES``; "": all of them; see the
+    module's docstring)."""
     env = {
         "PYTHONWARNINGS": "error::DeprecationWarning",
         "CHRONICA_TEST_DB": db,
@@ -79,6 +88,8 @@ def suite(db: str, leg: str, redis: int, once: bool, slow: str = "") -> dict[str
         env["CHRONICA_ONCE"] = "elsewhere"
     if slow:
         env["CHRONICA_SLOW"] = slow
+    if files:
+        env["CHRONICA_FILES"] = files
     return env
 
 
@@ -96,8 +107,9 @@ def legs(newest: bool) -> list[Leg]:
     slowest = "--durations=20"
     pytest = [str(BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", slowest]
     mkdocs = [str(BIN / "mkdocs"), "build", "--strict", "--site-dir", str(VENV / "docs-site")]
-    # The slow tests in halves (tests/conftest.py): each half on one leg of each database
-    # and one of each pair. Without the newest pair, the venv's two legs run all of them.
+    # The newest pair's legs take a half of the files each, the venv's legs the slow tests
+    # of the other half on the same database (the module's docstring). Without the newest
+    # pair, the venv's two legs run all of them.
     halves = ("first-half", "second-half") if newest else ("", "")
     found = [
         Leg(
@@ -111,11 +123,11 @@ def legs(newest: bool) -> list[Leg]:
             ],
             {"DJANGO_SETTINGS_MODULE": "tests.settings", "NO_MKDOCS_2_WARNING": "1"},
         ),
-        Leg("sqlite", [pytest], suite("sqlite", "sqlite", 11, once=not newest, slow=halves[0])),
+        Leg("sqlite", [pytest], suite("sqlite", "sqlite", 11, once=not newest, slow=halves[1])),
         Leg(
             "postgres",
             [pytest],
-            suite("postgres", "postgres", 12, once=not newest, slow=halves[1]),
+            suite("postgres", "postgres", 12, once=not newest, slow=halves[0]),
         ),
     ]
     if newest:
@@ -124,7 +136,7 @@ def legs(newest: bool) -> list[Leg]:
             Leg(
                 "newest-sqlite",
                 [[*nox, "--", "sqlite", "-m", "not once", slowest]],
-                suite("sqlite", "newest-sqlite", 13, True, slow=halves[1]),
+                suite("sqlite", "newest-sqlite", 13, True, files=halves[0]),
             ),
             # The once-per-build tests (LangGraph's and the SDK's own suites, the HTTP
             # races, PgBouncer, the clusters, the browser) take minutes of waiting: a leg
@@ -137,7 +149,7 @@ def legs(newest: bool) -> list[Leg]:
             Leg(
                 "newest-postgres",
                 [[*nox, "--", "postgres", "-m", "not once", slowest]],
-                suite("postgres", "newest-postgres", 14, True, slow=halves[0]),
+                suite("postgres", "newest-postgres", 14, True, files=halves[1]),
             ),
             Leg(
                 "newest-postgres-once",

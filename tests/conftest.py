@@ -5,6 +5,7 @@ import socket
 import sqlite3
 import threading
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -59,9 +60,10 @@ TransactionTestCase._fixture_teardown = _flush_keeping_migrate_rows  # type: ign
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``make test`` runs the once-per-build checks in the newest pair's legs only, and
-    each half of the slow tests on one leg of each database and one of each pair
-    (scripts/ci.py): the other legs skip them, saying where they run."""
+    """``make test`` runs the once-per-build checks in the newest pair's legs only; the
+    newest pair's two suite legs each run half of the test files; and each half of the
+    slow tests runs on one leg of the venv's pair (scripts/ci.py): the other legs skip or
+    deselect them, saying where they run."""
     if os.environ.get("CHRONICA_ONCE") == "elsewhere":
         elsewhere = pytest.mark.skip(
             reason="once per build: make test runs it in the newest pair's legs (scripts/ci.py)"
@@ -69,35 +71,60 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("once") is not None:
                 item.add_marker(elsewhere)
+    files = os.environ.get("CHRONICA_FILES")
+    if files in HALVES:
+        kept = [item for item in items if _half(item) in (files, None)]
+        other = [item for item in items if _half(item) not in (files, None)]
+        if other:
+            config.hook.pytest_deselected(items=other)
+            items[:] = kept
     half = os.environ.get("CHRONICA_SLOW")
-    if half in SLOW_HALVES:
-        other = pytest.mark.skip(
-            reason=f"slow, the {SLOW_HALVES[1 - SLOW_HALVES.index(half)]}: make test runs each"
-            " half on one leg of each database and one of each pair (scripts/ci.py)"
+    if half in HALVES:
+        skip = pytest.mark.skip(
+            reason=f"slow, the {HALVES[1 - HALVES.index(half)]}: make test runs each half"
+            " of the files on one leg of each database and one of each pair (scripts/ci.py)"
         )
-        halves = _slow_halves(items)
         for item in items:
-            if _half_slow(item) and halves[str(item.path)] != half:
-                item.add_marker(other)
+            if _half_slow(item) and _half(item) not in (half, None):
+                item.add_marker(skip)
 
 
-SLOW_HALVES = ("first-half", "second-half")
-"""``CHRONICA_SLOW=first-half`` (or ``second-half``): only that half of the slow tests'
-files runs, so that each slow test runs on each database and each pair once while every
-leg gets about half of them (scripts/ci.py)."""
+def pytest_report_header(config: pytest.Config) -> str | None:
+    files = os.environ.get("CHRONICA_FILES")
+    if files in HALVES:
+        return (
+            f"CHRONICA_FILES={files}: the test files of the {files} only; the others are"
+            " deselected here and run in this pair's other leg, on the other database"
+            " (scripts/ci.py)"
+        )
+    return None
+
+
+HALVES = ("first-half", "second-half")
+"""The test files under tests/, sorted, taken in turn: each file is in one half.
+``CHRONICA_FILES=first-half`` runs the files of that half only (the newest pair's suite
+legs, one half on each database); ``CHRONICA_SLOW=first-half`` runs the slow tests of
+that half's files only (the venv's pair's legs, the other half's run in the newest pair's
+leg of the same database). By file, so that a module's fixtures serve its tests in one
+leg. See scripts/ci.py."""
+
+_TESTS = Path(__file__).resolve().parent
+_halves: dict[Path, str] = {}
+
+
+def _half(item: pytest.Item) -> str | None:
+    """The half of the item's file; None for a test outside tests/ (the frameworks' own
+    suites, which run once a build)."""
+    if not _halves:
+        found = sorted(_TESTS.rglob("test_*.py"))
+        _halves.update({path: HALVES[n % 2] for n, path in enumerate(found)})
+    return _halves.get(Path(str(item.path)).resolve())
 
 
 def _half_slow(item: pytest.Item) -> bool:
     """Whether ``item`` is one of the slow tests split in halves: the once-per-build tests
     are not, their legs run them all."""
     return item.get_closest_marker("slow") is not None and item.get_closest_marker("once") is None
-
-
-def _slow_halves(items: list[pytest.Item]) -> dict[str, str]:
-    """The half of each file of the split slow tests. By file, so that a module's fixtures
-    serve its slow tests in one leg: the files, sorted, taken in turn."""
-    files = sorted({str(item.path) for item in items if _half_slow(item)})
-    return {path: SLOW_HALVES[n % 2] for n, path in enumerate(files)}
 
 
 def pytest_configure(config: pytest.Config) -> None:
