@@ -166,10 +166,13 @@ class BaseViewSet(ViewSet):
 
     def get_throttles(self) -> list[Any]:
         throttles = list(super().get_throttles())
-        # One instance a request: a throttle reads its rate when it is made.
-        agent = AgentCredentialThrottle()
-        if agent.rate is not None:
-            throttles.append(agent)
+        # Only a request made with an agent's credential is counted (the throttle's
+        # cache key is None for any other): one instance a request, which reads its
+        # rate when it is made.
+        if isinstance(getattr(self.request, "auth", None), services.AgentIdentity):
+            agent = AgentCredentialThrottle()
+            if agent.rate is not None:
+                throttles.append(agent)
         return throttles
 
     def get_authenticate_header(self, request: Request) -> str:
