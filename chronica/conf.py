@@ -1,12 +1,16 @@
-"""``settings.CHRONICA``, read on access so that ``override_settings`` works."""
+"""``settings.CHRONICA``, each value checked when first read and kept until a setting
+changes (``setting_changed``, which ``override_settings`` sends), as DRF's
+``api_settings`` does: a request reads several of them, and the checks, the imports of
+dotted paths and the lookups were a part of every request's time."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
 from django.utils.module_loading import import_string
 
 from .interfaces import Store
@@ -69,8 +73,35 @@ def is_postgresql(database: Mapping[str, Any]) -> bool:
     return "postgresql" in engine or "postgis" in engine
 
 
+T = TypeVar("T")
+
+
+def _kept(method: Callable[[ChronicaSettings], T]) -> Callable[[ChronicaSettings], T]:
+    """``method``'s value, worked out once and kept until a setting changes. An error
+    is not kept: a wrong setting raises on every read."""
+    name = method.__name__
+
+    def kept(self: ChronicaSettings) -> T:
+        try:
+            return self._kept[name]  # type: ignore[no-any-return]
+        except KeyError:
+            value = self._kept[name] = method(self)
+            return value
+
+    kept.__name__, kept.__doc__ = name, method.__doc__
+    return kept
+
+
 class ChronicaSettings:
-    """One typed property per setting; each reads ``django.conf.settings`` when accessed."""
+    """One typed property per setting, checked when first read and kept until a setting
+    changes (``setting_changed``)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[str, Any] = {}
+
+    def forget(self) -> None:
+        """Drop the kept values: the next read takes ``django.conf.settings`` again."""
+        self._kept.clear()
 
     @property
     def user_settings(self) -> Mapping[str, Any]:
@@ -87,10 +118,12 @@ class ChronicaSettings:
         return self.user_settings.get(name, DEFAULTS[name])
 
     @property
+    @_kept
     def STORE(self) -> str | Callable[..., Store]:
         return self._get("STORE")  # type: ignore[no-any-return]
 
     @property
+    @_kept
     def STORE_OPTIONS(self) -> Mapping[str, Any]:
         options = self._get("STORE_OPTIONS")
         if not isinstance(options, Mapping):
@@ -100,24 +133,29 @@ class ChronicaSettings:
         return options
 
     @property
+    @_kept
     def OWNER_ID(self) -> str | Callable[[Any], str]:
         return self._get("OWNER_ID")  # type: ignore[no-any-return]
 
     @property
+    @_kept
     def TOKEN_COUNTER(self) -> str | Callable[[Any], int]:
         return self._get("TOKEN_COUNTER")  # type: ignore[no-any-return]
 
     @property
+    @_kept
     def MAX_ACTUM_BYTES(self) -> int | None:
         return _limit("MAX_ACTUM_BYTES", self._get("MAX_ACTUM_BYTES"), allow_none=True)
 
     @property
+    @_kept
     def API_MAX_ACTA(self) -> int:
         value = _limit("API_MAX_ACTA", self._get("API_MAX_ACTA"), allow_none=False)
         assert value is not None
         return value
 
     @property
+    @_kept
     def API_MAX_RESPONSE_BYTES(self) -> int:
         """The byte budget of one window page of the API (content and data, UTF-8): a
         page is cut early there, and its ``Link: rel="next"`` leads to the rest."""
@@ -128,6 +166,7 @@ class ChronicaSettings:
         return value
 
     @property
+    @_kept
     def FOLLOW_POLL_INTERVAL(self) -> float:
         """Seconds a follower waits before it reads again when nothing woke it."""
         value = self._get("FOLLOW_POLL_INTERVAL")
@@ -139,6 +178,7 @@ class ChronicaSettings:
         return float(value)
 
     @property
+    @_kept
     def AUTO_CREATE(self) -> bool:
         """Whether a write into a missing chronicum creates it (the seed's rule 5);
         ``False``: only ``create_chronicum`` creates."""
@@ -150,6 +190,7 @@ class ChronicaSettings:
         return value
 
     @property
+    @_kept
     def LISTEN_DATABASE(self) -> str | None:
         """The alias of ``DATABASES`` the LISTEN connection of live follow goes to, past
         any pooler; ``None``: the store's own database."""
@@ -172,6 +213,7 @@ class ChronicaSettings:
         return value
 
     @property
+    @_kept
     def READ_DATABASES(self) -> tuple[str, ...]:
         """Aliases of DATABASES (PostgreSQL streaming replicas of the database chronica
         writes to) that windows, listings and get_chronicum may read from."""
@@ -187,6 +229,7 @@ class ChronicaSettings:
         return tuple(value)
 
     @property
+    @_kept
     def AGENT_THROTTLE_RATE(self) -> str | None:
         """The API requests one agent credential may make (DRF's ``"1000/min"``
         form: a number, ``/``, s, m, h or d); ``None``: no limit."""
@@ -201,6 +244,7 @@ class ChronicaSettings:
         return value
 
     @property
+    @_kept
     def OTEL_RECORD_CONTENT(self) -> bool:
         """Whether the OpenTelemetry spans of chronica's calls carry the content and
         data of the acta they write or read (``gen_ai.memory.content``); ``False``: never."""
@@ -212,6 +256,7 @@ class ChronicaSettings:
         return value
 
     @property
+    @_kept
     def SEARCH_CONFIG(self) -> str:
         """PostgreSQL's text search configuration of search (``"simple"``: every language,
         no stemming; ``"english"`` stems and drops stop words): a name, written into the
@@ -227,6 +272,7 @@ class ChronicaSettings:
         return value
 
     @property
+    @_kept
     def RETENTION(self) -> list[Any]:
         """The retention rules ``apply_retention`` follows (``chronica.retention``); a
         malformed one is ``ImproperlyConfigured`` here and chronica.E019 in ``check``."""
@@ -239,6 +285,7 @@ class ChronicaSettings:
             raise ImproperlyConfigured(str(exc)) from None
         return list(value or [])
 
+    @_kept
     def token_counter(self) -> Callable[[Any], int]:
         """``CHRONICA['TOKEN_COUNTER']``: ``(Actum) -> int``, taken when an actum is recorded."""
         return _resolve("TOKEN_COUNTER", self.TOKEN_COUNTER)
@@ -260,9 +307,18 @@ class ChronicaSettings:
             )
         return store
 
+    @_kept
     def owner_id_function(self) -> Callable[[Any], str]:
         """``CHRONICA['OWNER_ID']``: the callable that turns ``request.user`` into an owner."""
         return _resolve("OWNER_ID", self.OWNER_ID)
 
 
 chronica_settings = ChronicaSettings()
+
+
+def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
+    # Any setting: a few values depend on DATABASES as well as on CHRONICA.
+    chronica_settings.forget()
+
+
+setting_changed.connect(_on_setting_changed, dispatch_uid="chronica.conf.setting_changed")

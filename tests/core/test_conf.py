@@ -1,6 +1,7 @@
-"""``chronica.conf``: ``settings.CHRONICA``, one typed property per setting, read on access
-(so ``override_settings`` takes effect at once); a key left out takes its default, and a
-value a property cannot use is ``ImproperlyConfigured`` naming the setting.
+"""``chronica.conf``: ``settings.CHRONICA``, one typed property per setting, read when first
+asked for and kept until a setting changes (so ``override_settings`` takes effect at once);
+a key left out takes its default, and a value a property cannot use is
+``ImproperlyConfigured`` naming the setting.
 
 No database: these read settings only. ``manage.py check``'s report of the same values
 (chronica.E0xx) is tested beside the behaviour each setting drives."""
@@ -167,6 +168,31 @@ def test_an_override_takes_effect_on_access(name, given, expected):
 def test_a_fresh_instance_reads_the_same_settings():
     with override_settings(CHRONICA={"API_MAX_ACTA": 7}):
         assert ChronicaSettings().API_MAX_ACTA == 7
+
+
+def test_a_value_is_kept_until_a_setting_changes():
+    given = {"API_MAX_ACTA": 7, "OWNER_ID": username}
+    with override_settings(CHRONICA=given):
+        assert chronica_settings.API_MAX_ACTA == 7
+        assert chronica_settings.owner_id_function() is username
+        # Changed behind Django's back (no setting_changed): the kept values stay.
+        given["API_MAX_ACTA"], given["OWNER_ID"] = 8, by_length
+        assert chronica_settings.API_MAX_ACTA == 7
+        assert chronica_settings.owner_id_function() is username
+        with override_settings(CHRONICA=given):
+            assert chronica_settings.API_MAX_ACTA == 8
+            assert chronica_settings.owner_id_function() is by_length
+        # Any setting changed is read again: some values depend on DATABASES.
+        given["API_MAX_ACTA"] = 9
+        with override_settings(SOMETHING_ELSE=1):
+            assert chronica_settings.API_MAX_ACTA == 9
+
+
+def test_a_refused_value_is_refused_at_every_read():
+    with override_settings(CHRONICA={"API_MAX_ACTA": 0}):
+        for _ in range(2):
+            with pytest.raises(ImproperlyConfigured, match="API_MAX_ACTA"):
+                _ = chronica_settings.API_MAX_ACTA
 
 
 def test_the_named_callables_are_resolved_on_access():
