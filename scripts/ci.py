@@ -22,6 +22,7 @@ once, on one database or the other: the test files in two halves (sorted, taken 
 ``CHRONICA_FILES``, tests/conftest.py), the first half on its SQLite leg, the second on
 its PostgreSQL leg. It is there to catch what a newer Python or Django breaks, which
 rarely depends on the database; the venv's pair catches what the database does.
+``make matrix`` runs the newest pair's whole suite on both databases.
 
 The slow tests (``@pytest.mark.slow``: the demo, the example project's servers, workers
 and agents in processes of their own, the framework differentials, the lock races) run
