@@ -12,7 +12,7 @@ spent waiting on servers, subprocesses and sleeps, not on a core).
 
 The once-per-build tests (``@pytest.mark.once``: the OpenAI Agents SDK's and LangGraph's
 own graph suites, each on one database, LangGraph's store suite, the wheel installed into
-a new project, the browser, the 2,000-round HTTP races, PgBouncer, the replica clusters)
+a new project, the browser, the 1,000-round HTTP races, PgBouncer, the replica clusters)
 run on the newest pair only;
 where Python 3.13 is missing they run on the venv's pair instead, and the newest pair's
 legs say why they did not run.
