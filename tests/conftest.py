@@ -73,8 +73,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(elsewhere)
     files = os.environ.get("CHRONICA_FILES")
     if files in HALVES:
-        kept = [item for item in items if _half(item) in (files, None)]
-        other = [item for item in items if _half(item) not in (files, None)]
+        kept: list[pytest.Item] = []
+        other: list[pytest.Item] = []
+        for item in items:
+            (kept if _half(item) in (files, None) else other).append(item)
         if other:
             config.hook.pytest_deselected(items=other)
             items[:] = kept
