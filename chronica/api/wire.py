@@ -15,7 +15,7 @@ from typing import Any
 from rest_framework import ISO_8601, serializers
 from rest_framework.settings import api_settings
 
-from ..values import Actum
+from ..values import ActorKind, Actum, ActumKind
 from .serializers import ActumSerializer
 
 __all__ = ["ACTUM_FIELDS", "acta_wire", "actum_wire"]
@@ -29,8 +29,16 @@ ACTUM_FIELDS: tuple[str, ...] = tuple(ActumSerializer._declared_fields)
 _AT = serializers.DateTimeField(read_only=True)
 
 
+# The value of each of chronica's members, by the member: a dict's lookup costs a tenth
+# of an enum's ``value`` (a property written in Python), twice an actum.
+_VALUES: dict[Any, str] = {member: member.value for member in (*ActumKind, *ActorKind)}
+
+
 def _enum(kind: Any) -> Any:
-    return kind.value if isinstance(kind, Enum) else kind
+    try:
+        return _VALUES[kind]
+    except (KeyError, TypeError):  # (a value of a store of one's own)
+        return kind.value if isinstance(kind, Enum) else kind
 
 
 def _time_writer(zone: dt.tzinfo | None) -> Callable[[Any], Any]:

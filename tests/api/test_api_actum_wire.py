@@ -70,6 +70,16 @@ ACTA = [
         at=AT.replace(microsecond=0),
         redacted=Redaction(AT + dt.timedelta(days=1), "asked"),
     ),
+    # Kinds no member has (a store of one's own can hand them back): as they are.
+    Actum(
+        chronicum_id="c-1",
+        kind="dream",
+        actor_kind="ghost",
+        actor="booking",
+        content="",
+        id="a-6",
+        at=AT,
+    ),
 ]
 
 

@@ -38,17 +38,22 @@ class Streamed(Generic[_R, _T]):
         return self.answer(self.take(rows))
 
 
+# (two times a row: a module's name is one lookup, ``dt.datetime.fromisoformat`` two)
+_from_text, _UTC = dt.datetime.fromisoformat, dt.UTC
+
+
 def utc(value: Any) -> dt.datetime:
     """A time as a database hands it back, as an aware UTC datetime: PostgreSQL hands
     back aware datetimes, SQLite a string, MySQL a naive UTC datetime."""
     if isinstance(value, str):
         try:
-            value = dt.datetime.fromisoformat(value)
+            value = _from_text(value)
         except ValueError:
             value = parse_datetime(value)
-    if value.tzinfo is None:
-        return value.replace(tzinfo=dt.UTC)  # type: ignore[no-any-return]
-    return value.astimezone(dt.UTC)  # type: ignore[no-any-return]
+    zone = value.tzinfo
+    if zone is None:
+        return value.replace(tzinfo=_UTC)  # type: ignore[no-any-return]
+    return value if zone is _UTC else value.astimezone(_UTC)  # type: ignore[no-any-return]
 
 
 # The members by their stored values: a row's kinds become members at a dict's cost.
