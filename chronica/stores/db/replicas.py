@@ -20,11 +20,10 @@ import itertools
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any
 
-from django.core.signals import setting_changed
 from django.db import DatabaseError, connections, transaction
 
+from ...conf import chronica_settings
 from .dialects import dialect_of
 
 __all__ = ["WAIT", "choose", "read_aliases", "stats", "written"]
@@ -53,28 +52,10 @@ def _lsn(text: str) -> int:
     return (int(high, 16) << 32) | int(low, 16)
 
 
-_aliases: tuple[str, ...] | None = None
-
-
 def read_aliases() -> Sequence[str]:
-    """``CHRONICA["READ_DATABASES"]``, read once (every read asks) and again after
-    ``setting_changed`` (``override_settings``)."""
-    global _aliases
-    aliases = _aliases
-    if aliases is None:
-        from ...conf import chronica_settings
-
-        aliases = _aliases = tuple(chronica_settings.READ_DATABASES)
-    return aliases
-
-
-def _on_setting_changed(*, setting: str, **kwargs: Any) -> None:
-    global _aliases
-    if setting == "CHRONICA":
-        _aliases = None
-
-
-setting_changed.connect(_on_setting_changed, dispatch_uid="chronica.stores.db.replicas")
+    """``CHRONICA["READ_DATABASES"]``, which ``chronica_settings`` keeps until a setting
+    changes (every read asks)."""
+    return chronica_settings.READ_DATABASES
 
 
 def _remember(primary: str, lsn: str | None) -> None:
