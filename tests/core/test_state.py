@@ -66,6 +66,45 @@ class TestRules:
         assert view.acta is None
         assert view.owner_state == {"name": "Ardian"}
 
+    @pytest.mark.parametrize("last_n", [0, 1, 3, 5, 9])
+    def test_the_window_read_with_the_state(self, chronicarius, last_n):
+        """``acta=True``: the newest ``last_n`` acta (``0``: all), oldest first, in the
+        read that finds the chronicum; none for someone else's; ``[]`` for an empty one."""
+        change = StateChange(namespace="dinner", set={"party": 4})
+        chronicarius.update_state("ardian", "dinner-friday", [change], create=True)
+        chronicarius.update_state("ardian", "dinner-empty", [change], create=True)
+        texts = [f"turn {n}" for n in range(5)]
+        chronicarius.record_acta("ardian", [message("dinner-friday", t) for t in texts])
+
+        view = chronicarius.get_state("ardian", "dinner", "dinner-friday", acta=True, last_n=last_n)
+        assert [a.content for a in view.acta] == (texts[-last_n:] if last_n else texts)
+        assert {a.chronicum_id for a in view.acta} == {"dinner-friday"}
+        assert view.chronicum_state == {"party": 4}
+        assert (
+            chronicarius.get_state(
+                "ardian", "dinner", "dinner-empty", acta=True, last_n=last_n
+            ).acta
+            == []
+        )
+        other = chronicarius.get_state("rafa", "dinner", "dinner-friday", acta=True, last_n=last_n)
+        assert (other.chronicum, other.chronicum_state, other.acta) == (None, None, None)
+        missing = chronicarius.get_state("ardian", "dinner", "dinner-gone", acta=True)
+        assert (missing.chronicum, missing.acta) == (None, None)
+
+    def test_the_window_and_the_state_in_one_statement(self, chronicarius):
+        if not isinstance(chronicarius.store, DjangoStore):
+            pytest.skip("the statements of the Django store; the in-memory store sends none")
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        change = StateChange(namespace="dinner", set={"party": 4})
+        chronicarius.update_state("ardian", "dinner-friday", [change], create=True)
+        chronicarius.record_acta("ardian", [message("dinner-friday", f"{n}") for n in range(4)])
+        with CaptureQueriesContext(connection) as ctx:
+            view = chronicarius.get_state("ardian", "dinner", "dinner-friday", acta=True, last_n=2)
+        assert [a.content for a in view.acta] == ["2", "3"]
+        assert len(ctx.captured_queries) == 1
+
     def test_a_write_with_state_never_creates_its_chronicum(self, chronicarius):
         with pytest.raises(ChronicumNotFound):
             chronicarius.record_acta(

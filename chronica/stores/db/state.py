@@ -31,8 +31,9 @@ from ...values import (
     StateScope,
     StateView,
 )
+from . import sql
 from .base import BaseDialect
-from .rows import utc
+from .rows import acta_of, utc
 
 __all__ = ["list_namespace", "read_state", "write"]
 
@@ -190,13 +191,22 @@ def read_state(
         "chronicum_id": chronicum_id or "",
     }
     text = dialect.statement("STATE_READ")
-    page = None
+    page, newest = None, False
     if chronicum_id is not None and query is not None:
-        (window, window_params), page = dialect.window(owner_id, chronicum_id, query)
-        params.update(window_params)
-        text = (
-            f"SELECT s.*, w.* FROM ({text}) s LEFT JOIN ({window}) w ON 1 = 1 ORDER BY w.w_seq DESC"
-        )
+        newest = query == ActaQuery(last_n=query.last_n)
+        if newest:
+            # The newest acta alone (what get_state asks): one join.
+            last_n = sql.row_limit(query.last_n)
+            limit = "" if last_n is None else " LIMIT CAST(%(last_n)s AS BIGINT)"
+            params["last_n"] = last_n
+            text = dialect.statement("STATE_READ_ACTA").format(limit=limit)
+        else:
+            (window, window_params), page = dialect.window(owner_id, chronicum_id, query)
+            params.update(window_params)
+            text = (
+                f"SELECT s.*, w.* FROM ({text}) s LEFT JOIN ({window}) w ON 1 = 1"
+                " ORDER BY w.w_seq DESC"
+            )
     with dialect.cursor(connection) as cursor:
         cursor.execute(text, params)
         rows = cursor.fetchall()
@@ -205,7 +215,9 @@ def read_state(
     if chronicum_id is not None and started_at is not None:
         chronicum = Chronicum(chronicum_id, owner_id, utc(started_at), utc(last_activity_at))
         state = _json(stored) if in_namespace == namespace else None
-        if page is not None:
+        if newest:
+            acta = acta_of(chronicum_id, [row[6:] for row in rows if row[-1] is not None])
+        elif page is not None:
             found = page([row[6:] for row in rows])
             acta = None if found is None else found[0]
     return StateView(chronicum, state, _json(mine) or {}, _json(shared) or {}, acta)
