@@ -58,6 +58,17 @@ if TEST_DB == "postgres":
     # (tests/core/test_read_databases.py); nothing reads from it unless
     # CHRONICA["READ_DATABASES"] names it.
     DATABASES["replica"] = {**DATABASES["default"], "TEST": {"MIRROR": "default"}}
+    # The same database through Django's connection pool (psycopg_pool), at most two
+    # connections (tests/integrations/langgraph/test_connections.py); unused elsewhere.
+    DATABASES["pooled"] = {
+        **DATABASES["default"],
+        "CONN_MAX_AGE": 0,  # (Django's pool takes no persistent connections)
+        "OPTIONS": {
+            **DATABASES["default"]["OPTIONS"],
+            "pool": {"min_size": 0, "max_size": 2, "timeout": 1},
+        },
+        "TEST": {"MIRROR": "default"},
+    }
 elif TEST_DB == "sqlite":
     sqlite_file = os.environ.get(
         "CHRONICA_TEST_SQLITE", str(BASE_DIR / ".test-db" / "chronica-test.sqlite3")
