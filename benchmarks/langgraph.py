@@ -93,11 +93,11 @@ def _graph(checkpointer: Any) -> Any:
     return builder.compile(checkpointer=checkpointer)
 
 
-def _converse(checkpointer: Any, turns: int) -> None:
+def _converse(checkpointer: Any, turns: int, thread_id: str = THREAD) -> None:
     from langchain_core.messages import HumanMessage
 
     graph = _graph(checkpointer)
-    config = {"configurable": {"thread_id": THREAD}}
+    config = {"configurable": {"thread_id": thread_id}}
     rng = random.Random(7)
     for turn in range(turns):
         message = HumanMessage(content=_text(rng, 25), id=f"human-{turn}")
@@ -160,12 +160,14 @@ def measure(*, turns: int = 500, quick: bool = False) -> list[Any]:
             services.delete_chronicum(OWNER, THREAD)
         ours.delete_thread(THREAD)
         print(f"writing a {turns}-turn thread with ChronicaSaver and PostgresSaver ...", flush=True)
+        _graph(None)  # LangGraph's modules imported before any side is timed
         began = time.perf_counter()
         _converse(ours, turns)
         our_write = time.perf_counter() - began
         began = time.perf_counter()
         _converse(theirs, turns)
         their_write = time.perf_counter() - began
+        pooled_write = _pooled_write(turns)
         config = {"configurable": {"thread_id": THREAD}}
         assert (
             ours.get_tuple(config).checkpoint["channel_values"]
@@ -265,7 +267,55 @@ def measure(*, turns: int = 500, quick: bool = False) -> list[Any]:
             f"{their_write / our_write:.1f}x",
         )
     )
+    rows.append(
+        Row(
+            case,
+            f"writing the {turns} turns through the graph, Django's connection pool on",
+            f"{pooled_write:.1f} s",
+            f"{their_write:.1f} s",
+            f"{their_write / pooled_write:.1f}x",
+        )
+    )
     return rows
+
+
+class _Pooled:
+    """Every model on the "pooled" alias (benchmarks/settings.py: Django's pool)."""
+
+    def db_for_read(self, model: Any, **hints: Any) -> str:
+        return "pooled"
+
+    def db_for_write(self, model: Any, **hints: Any) -> str:
+        return "pooled"
+
+    def allow_relation(self, obj1: Any, obj2: Any, **hints: Any) -> bool:
+        return True
+
+
+def _pooled_write(turns: int) -> float:
+    """The seconds ChronicaSaver takes to write the thread (under another ID) with every
+    statement on Django's connection pool: LangGraph's sync run puts its checkpoints from
+    worker threads it starts for each run, and each opens a connection of its own, which
+    the pool hands out instead of PostgreSQL starting a backend for it."""
+    from django.db import connections
+    from django.test import override_settings
+
+    from chronica import ChronicumNotFound, services
+    from chronica.integrations.langgraph import ChronicaSaver
+
+    thread_id = f"{THREAD}-pooled"
+    try:
+        with override_settings(DATABASE_ROUTERS=[f"{__name__}._Pooled"]):
+            saver = ChronicaSaver(OWNER)
+            with contextlib.suppress(ChronicumNotFound):
+                services.delete_chronicum(OWNER, thread_id)
+            saver.delete_thread(thread_id)
+            began = time.perf_counter()
+            _converse(saver, turns, thread_id)
+            return time.perf_counter() - began
+    finally:
+        connections["pooled"].close()
+        connections["pooled"].close_pool()
 
 
 def main(argv: list[str]) -> int:

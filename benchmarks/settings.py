@@ -52,6 +52,9 @@ if BENCH_DB == "postgres":
             },
         },
     }
+    # Django's connection pool (psycopg_pool): case 19 writes a thread through it, as
+    # docs/langgraph.md advises for sync graphs (Django's pool takes CONN_MAX_AGE 0).
+    DATABASES["pooled"] = {**_database, "CONN_MAX_AGE": 0, "OPTIONS": {"pool": True}}
 elif BENCH_DB == "sqlite":
     _sqlite = os.environ.get(
         "CHRONICA_BENCH_SQLITE",
