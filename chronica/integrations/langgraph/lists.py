@@ -43,19 +43,27 @@ def _fingerprint(message: Any) -> tuple[Any, ...]:
 class _Thread:
     """What one saver remembers of one thread."""
 
-    __slots__ = ("by_identity", "by_key", "by_position", "top")
+    __slots__ = ("by_identity", "by_key", "by_position", "identity_at", "top")
 
     def __init__(self, top: tuple[int, int] | None) -> None:
         self.top = top  # (position, seq) of the newest row seen
         self.by_key: dict[tuple[str, str], int] = {}  # (message ID, digest) -> position
         self.by_position: dict[int, tuple[str, bytes]] = {}  # position -> serialized
         # id(object) -> (object, fingerprint, position): the object is kept, so its id
-        # is not reused while it is remembered.
+        # is not reused while it is remembered. One object a position, the last one
+        # seen (identity_at: position -> its id): every read makes new objects, and a
+        # thread read and put turn after turn must not keep each turn's copies.
         self.by_identity: dict[int, tuple[Any, tuple[Any, ...], int]] = {}
+        self.identity_at: dict[int, int] = {}
 
     def remember(self, position: int, message: Any, stored: tuple[str, bytes]) -> None:
         self.by_position[position] = stored
-        self.by_identity[id(message)] = (message, _fingerprint(message), position)
+        identity = id(message)
+        before = self.identity_at.get(position)
+        if before is not None and before != identity:
+            self.by_identity.pop(before, None)
+        self.identity_at[position] = identity
+        self.by_identity[identity] = (message, _fingerprint(message), position)
 
 
 class MessageLists:

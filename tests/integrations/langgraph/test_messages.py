@@ -3,6 +3,8 @@ checkpoint keeps them by reference; the thread belongs to its owner."""
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -78,6 +80,28 @@ def test_a_checkpoint_keeps_its_messages_by_reference():
     assert {b.type for b in blobs} == {"chronica-messages"}
     # Runs of positions: one run when the messages were appended in order.
     assert max(len(bytes(b.blob)) for b in blobs) <= len(b"[[1,6]]")
+
+
+def test_a_saver_keeps_one_object_a_message_however_many_turns_read_it():
+    """Every read of the thread decodes its messages into new objects, which the next put
+    is handed: the saver remembers the last object of each message, not every turn's
+    copy (30 turns would keep ~465 copies of the person's 30 messages alive)."""
+    from langchain_core.messages import HumanMessage
+
+    saver = ChronicaSaver(OWNER)  # (a saver lives as long as the app: kept here)
+    graph = build(saver)
+    for turn in range(30):
+        graph.invoke(say(f"kept {turn}", turn), config("lg-kept"))
+    del graph
+    gc.collect()
+    # (type(), not isinstance(): a dead weakref.proxy among the objects raises on that)
+    live = [
+        o
+        for o in gc.get_objects()
+        if type(o) is HumanMessage and str(o.content).startswith("kept ")
+    ]
+    assert len(live) <= 60
+    assert len(saver.get_tuple(config("lg-kept")).checkpoint["channel_values"]["messages"]) == 60
 
 
 def test_the_owner_comes_from_the_config_when_the_saver_names_none():
